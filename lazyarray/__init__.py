@@ -1,0 +1,106 @@
+"""lazyarray: NumPy, lazily -- fused and compiled with Numba.
+
+``import lazyarray as np`` and NumPy code runs unchanged: every operation records a node of a
+deferred expression graph; when a value is needed the graph is lowered to an HLO-style IR,
+optimized, fused into few kernels, compiled with Numba (cached by shape-free signature, in
+memory and on disk) and run.
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+__version__ = "0.1.0"
+
+# Numba's OpenMP workers spin against OpenBLAS's on small machines unless told to yield soon
+# (measured: 2 us kernel launches instead of milliseconds). Must happen before Numba loads.
+_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+
+import functools as _functools  # noqa: E402
+
+import numpy as _np  # noqa: E402
+
+from lazyarray import engine as _engine  # noqa: E402
+from lazyarray import stats as _stats  # noqa: E402
+from lazyarray._creation import (  # noqa: E402
+    array, asanyarray, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like,
+    identity, linspace, ones, ones_like, zeros, zeros_like, arange,
+)
+from lazyarray._funcs import around, clip, round, where  # noqa: E402
+from lazyarray._manipulation import (  # noqa: E402
+    atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_to, expand_dims,
+    matrix_transpose, moveaxis, ndim, permute_dims, ravel, reshape, shape, size, squeeze,
+    swapaxes, transpose,
+)
+from lazyarray._reductions import (  # noqa: E402
+    all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var,
+)
+from lazyarray._ufuncs import *  # noqa: E402,F403
+from lazyarray.array import Array, _fallback, ufunc  # noqa: E402
+from lazyarray.config import options  # noqa: E402
+from lazyarray.runtime.executor import cache_clear as _kernel_cache_clear  # noqa: E402
+
+ndarray = Array
+
+# dtypes, scalar types and constants are NumPy's own objects
+from numpy import (  # noqa: E402
+    bool_, byte, cdouble, complex64, complex128, csingle, double, dtype, e, euler_gamma,
+    finfo, float16, float32, float64, iinfo, inf, int8, int16, int32, int64, intc, intp,
+    longlong, nan, newaxis, pi, short, single, ubyte, uint, uint8, uint16, uint32, uint64,
+    uintc, uintp, ulonglong, ushort, can_cast, promote_types, result_type, issubdtype, errstate,
+    generic, number, integer, signedinteger, unsignedinteger, floating, complexfloating,
+    inexact, set_printoptions, get_printoptions, printoptions,
+)
+from numpy import bool  # noqa: E402,A004
+
+float_ = float64
+int_ = int64
+complex_ = complex128
+
+
+def evaluate(*arrays) -> None:
+    """Materialize several arrays in one fused pass (shared inputs are read once)."""
+    nodes = [a._node for a in arrays if isinstance(a, Array)]
+    _engine.materialize(nodes)
+
+
+def explain(*arrays):
+    """Report how `arrays` would be evaluated, without computing them.
+
+    Returns
+    -------
+    Report
+        ``str()`` shows the HLO before and after optimization, the fusions and each kernel's
+        signature, cache status and source; ``.num_kernels`` counts compiled kernels launched.
+    """
+    return _engine.explain([a._node for a in arrays if isinstance(a, Array)])
+
+
+def cache_info() -> dict:
+    """Counters: hits, misses, compiles, disk_hits, kernels_launched, interpreter_runs,
+    fallbacks, materializations."""
+    return _stats.snapshot()
+
+
+def reset_stats() -> None:
+    """Reset the counters of `cache_info` (the kernel caches are kept)."""
+    _stats.reset()
+
+
+def cache_clear() -> None:
+    """Forget the in-memory kernel cache and reset the counters."""
+    _kernel_cache_clear()
+    _stats.reset()
+
+
+def __getattr__(name: str):
+    """Any other public NumPy name: NumPy's object, or its function run on materialized inputs
+    (a counted fallback) so code never stops on a missing name."""
+    if name.startswith("_") or not hasattr(_np, name):
+        raise AttributeError(f"module 'lazyarray' has no attribute {name!r}")
+    obj = getattr(_np, name)
+    if callable(obj) and not isinstance(obj, type):
+        wrapper = _functools.wraps(obj)(_functools.partial(_fallback, obj))
+        globals()[name] = wrapper
+        return wrapper
+    return obj

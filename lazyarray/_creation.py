@@ -1,0 +1,139 @@
+"""Array creation. Constant fills are lazy (a broadcast scalar: no memory until used);
+arange/linspace/eye build their data with NumPy at the call (documented in docs/semantics.md)."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from lazyarray.array import Array, as_node
+from lazyarray.graph import build
+from lazyarray.graph.node import buffer, constant
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (tuple, list)):
+        out = tuple(operator.index(s) for s in shape)
+    else:
+        out = (operator.index(shape),)
+    if any(s < 0 for s in out):
+        raise ValueError("negative dimensions are not allowed")
+    return out
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """Convert the input to a lazy Array (see numpy.asarray).
+
+    lazyarray notes: a NumPy array is copied on entry, so a later change to it is never seen
+    by a graph built from it (the one deliberate deviation from NumPy's aliasing ``asarray``).
+    """
+    if isinstance(a, Array):
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return a.astype(dtype)
+        return a
+    arr = np.array(a, dtype=dtype, copy=True, order="C")
+    return Array(as_node(arr) if arr.dtype.kind in "biufc" else _unsupported(arr))
+
+
+def _unsupported(arr):
+    raise TypeError(f"lazyarray does not support arrays of dtype {arr.dtype}")
+
+
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """Create a lazy Array (see numpy.array)."""
+    if isinstance(object, Array):
+        out = object.astype(dtype) if dtype is not None else object.copy()
+        if out.ndim < ndmin:
+            out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+        return out
+    arr = np.array(object, dtype=dtype, copy=True, ndmin=ndmin)
+    if arr.dtype.kind not in "biufc":
+        _unsupported(arr)
+    return Array(buffer(arr))
+
+
+asanyarray = asarray
+ascontiguousarray = asarray
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    """A new array of `shape` filled with `fill_value` (see numpy.full)."""
+    shape = _shape(shape)
+    if isinstance(fill_value, Array) or np.ndim(fill_value) > 0:
+        v = asarray(fill_value, dtype=dtype)
+        return Array(build.broadcast_to(v._node, shape))
+    dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
+    if dt.kind not in "biufc":
+        _unsupported(np.empty(0, dt))
+    with np.errstate(all="ignore"):
+        value = np.array(fill_value).astype(dt) if dtype is not None else np.array(fill_value, dt)
+    return Array(build.broadcast_to(constant(value, dt), shape))
+
+
+def zeros(shape, dtype=float, order="C", *, device=None, like=None):
+    """A new array of `shape` filled with zeros (see numpy.zeros)."""
+    return full(shape, 0, dtype=np.dtype(dtype))
+
+
+def ones(shape, dtype=None, order="C", *, device=None, like=None):
+    """A new array of `shape` filled with ones (see numpy.ones)."""
+    return full(shape, 1, dtype=np.dtype(float if dtype is None else dtype))
+
+
+def empty(shape, dtype=float, order="C", *, device=None, like=None):
+    """A new array of `shape` (see numpy.empty; lazyarray's contents are zeros)."""
+    return zeros(shape, dtype)
+
+
+def _like(a, dtype, shape):
+    a = a if isinstance(a, Array) else asarray(a)
+    return (a.dtype if dtype is None else np.dtype(dtype)), (a.shape if shape is None else shape)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, sh = _like(a, dtype, shape)
+    return full(sh, fill_value, dtype=dt)
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, sh = _like(a, dtype, shape)
+    return full(sh, 0, dtype=dt)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, sh = _like(a, dtype, shape)
+    return full(sh, 1, dtype=dt)
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, sh = _like(prototype, dtype, shape)
+    return full(sh, 0, dtype=dt)
+
+
+def arange(*args, dtype=None, device=None, like=None, **kwargs):
+    """Evenly spaced values within an interval (see numpy.arange)."""
+    return Array(buffer(np.arange(*args, dtype=dtype, **kwargs)))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+    """Evenly spaced numbers over an interval (see numpy.linspace)."""
+    start = np.asarray(start) if isinstance(start, Array) else start
+    stop = np.asarray(stop) if isinstance(stop, Array) else stop
+    res = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    if retstep:
+        return Array(buffer(res[0])), res[1]
+    return Array(buffer(res))
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    """A 2-D array with ones on the k-th diagonal (see numpy.eye)."""
+    return Array(buffer(np.eye(N, M, k, dtype)))
+
+
+def identity(n, dtype=None, *, like=None):
+    """The identity matrix (see numpy.identity)."""
+    return eye(n, dtype=float if dtype is None else dtype)

@@ -1,0 +1,171 @@
+"""Reductions: sum, prod, max, min, any, all, argmax/argmin as primitives; mean, var, std as
+compositions of them, with NumPy's dtype choices written once here."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from lazyarray.array import Array, _fallback, as_node, wrap
+from lazyarray.graph import build
+from lazyarray.graph.node import Node
+from lazyarray.ops.dtypes import reduce_dtype
+
+_NO_VALUE = np._NoValue
+
+
+def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VALUE,
+            where=True, out=None) -> Array:
+    node = as_node(a)
+    if where is not True:
+        return _fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
+                         initial=initial, where=where)
+    axes = build.normalize_axes(axis, len(node.shape))
+    acc = reduce_dtype(ufunc, node.dtype, None if dtype is None else np.dtype(dtype))
+    if name in ("or", "and"):
+        acc = np.dtype(bool)
+    src = build.convert(node, acc)
+    if initial is not _NO_VALUE:
+        if ufunc.identity is None and builtins.any(node.shape[x] == 0 for x in axes):
+            shape = tuple(1 if i in axes else n for i, n in enumerate(node.shape))
+            if not keepdims:
+                shape = tuple(n for i, n in enumerate(node.shape) if i not in axes)
+            res = build.broadcast_to(build.constant(np.asarray(initial, acc), acc), shape)
+            return _finish(res, out)
+    res = build.reduce(src, name, axes, keepdims) if axes else src  # no axes: the input, cast
+    if initial is not _NO_VALUE:
+        res = build.elementwise({"add": "add", "multiply": "multiply", "maximum": "maximum",
+                                 "minimum": "minimum", "or": "logical_or",
+                                 "and": "logical_and"}[name], res, initial)
+        res = build.convert(res, acc)
+    return _finish(res, out)
+
+
+def _finish(node: Node, out) -> Array:
+    result = wrap(node)
+    if out is not None:
+        out._assign(result, casting="unsafe")
+        return out
+    return result
+
+
+def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
+                 where=True):
+    names = {"add": "add", "multiply": "multiply", "maximum": "maximum", "minimum": "minimum",
+             "logical_or": "or", "logical_and": "and"}
+    name = names.get(uf.__name__)
+    if name is None:
+        return _fallback(uf._np.reduce, array, axis=axis, dtype=dtype, keepdims=keepdims,
+                         initial=initial, where=where)
+    return _reduce(name, uf._np, array, axis, dtype, keepdims, initial, where, out)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+    """Sum of array elements over the given axes (see numpy.sum)."""
+    return _reduce("add", np.add, a, axis, dtype, keepdims, initial, where, out)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+    """Product of array elements over the given axes (see numpy.prod)."""
+    return _reduce("multiply", np.multiply, a, axis, dtype, keepdims, initial, where, out)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+    """Maximum along the given axes, NaN-propagating (see numpy.max)."""
+    return _reduce("maximum", np.maximum, a, axis, None, keepdims, initial, where, out)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
+    """Minimum along the given axes, NaN-propagating (see numpy.min)."""
+    return _reduce("minimum", np.minimum, a, axis, None, keepdims, initial, where, out)
+
+
+amax, amin = max, min
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    """Whether any element along the given axes is true (see numpy.any)."""
+    return _reduce("or", np.logical_or, a, axis, None, keepdims, where=where, out=out)
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    """Whether all elements along the given axes are true (see numpy.all)."""
+    return _reduce("and", np.logical_and, a, axis, None, keepdims, where=where, out=out)
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    """Indices of the maximum values (first occurrence; NaN wins) (see numpy.argmax)."""
+    return _finish(build.argreduce(as_node(a), "max", axis, keepdims), out)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    """Indices of the minimum values (first occurrence; NaN wins) (see numpy.argmin)."""
+    return _finish(build.argreduce(as_node(a), "min", axis, keepdims), out)
+
+
+def _count(node: Node, axis) -> int:
+    axes = build.normalize_axes(axis, len(node.shape))
+    return int(np.prod([node.shape[x] for x in axes]))
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """Arithmetic mean along the given axes (see numpy.mean).
+
+    Integer and bool inputs average in float64; float16 accumulates in float32, as NumPy does.
+    """
+    if where is not True:
+        return _fallback(np.mean, a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    node = as_node(a)
+    n = _count(node, axis)
+    acc, final = _mean_dtypes(node.dtype, dtype)
+    total = sum(Array(node), axis=axis, dtype=acc, keepdims=keepdims)
+    res = build.elementwise("divide", total._node, n)
+    return _finish(build.convert(res, final), out)
+
+
+def _mean_dtypes(dtype: np.dtype, requested):
+    if requested is not None:
+        return np.dtype(requested), np.dtype(requested)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64), np.dtype(np.float64)
+    if dtype == np.float16:
+        return np.dtype(np.float32), dtype
+    return dtype, dtype
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=_NO_VALUE):
+    """Variance along the given axes, ``sum(|x - x.mean()|**2) / (n - ddof)`` (see numpy.var)."""
+    if where is not True or mean is not None:
+        return _fallback(np.var, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                         where=where, mean=mean)
+    if correction is not _NO_VALUE:
+        ddof = correction
+    node = as_node(a)
+    n = _count(node, axis)
+    acc, final = _mean_dtypes(node.dtype, dtype)
+    arrmean = build.elementwise("divide", sum(Array(node), axis=axis, dtype=acc,
+                                              keepdims=True)._node, n)
+    arrmean = build.convert(arrmean, acc) if arrmean.dtype != acc and acc.kind != "c" else arrmean
+    x = build.elementwise("subtract", node, arrmean)
+    if x.dtype.kind == "c":
+        sq = build.elementwise("multiply", x, build.elementwise("conjugate", x))
+        sq = build.convert(sq, np.dtype(f"f{x.dtype.itemsize // 2}"))
+    else:
+        sq = build.elementwise("multiply", x, x)
+    out_acc = acc if acc.kind != "c" else np.dtype(f"f{acc.itemsize // 2}")
+    total = sum(Array(sq), axis=axis, dtype=out_acc, keepdims=keepdims)
+    res = build.elementwise("divide", total._node, builtins.max(n - ddof, 0))
+    fin = final if final.kind != "c" else np.dtype(f"f{final.itemsize // 2}")
+    return _finish(build.convert(res, fin), out)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=_NO_VALUE):
+    """Standard deviation along the given axes: sqrt of `var` (see numpy.std)."""
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
+            correction=correction)
+    if not isinstance(v, Array):
+        return v
+    return _finish(build.elementwise("sqrt", v._node), out)

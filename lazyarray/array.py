@@ -1,0 +1,488 @@
+"""Array: the lazy handle users hold, and the ufunc objects of the namespace.
+
+An Array wraps a graph Node. Operators and methods only build nodes; observing a value
+(`__array__`, repr, tolist, item, float/int/bool, iteration, ...) materializes it.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from lazyarray import engine, stats
+from lazyarray.graph import build
+from lazyarray.graph.node import MAX_PENDING, Node, buffer, constant
+from lazyarray.ops.table import MULTI_OUTPUT, OPS
+
+
+def as_node(x) -> Node:
+    """Any array-like as a graph node (NumPy data is copied on entry: graphs never alias it)."""
+    if isinstance(x, Array):
+        return x._node
+    if isinstance(x, Node):
+        return x
+    arr = np.array(x, copy=True)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"lazyarray does not support arrays of dtype {arr.dtype}")
+    return buffer(arr)
+
+
+def operand(x):
+    """A ufunc operand: a Node, or a scalar kept as is (Python scalars stay weak, NEP 50)."""
+    if isinstance(x, Array):
+        return x._node
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        if isinstance(x, np.generic) and x.dtype.kind not in "biufc":
+            raise TypeError(f"unsupported operand type {type(x).__name__}")
+        return x
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"unsupported operand type {type(x).__name__}")
+    if arr.ndim == 0:
+        return constant(arr, arr.dtype)
+    return buffer(arr.copy())
+
+
+def wrap(node: Node) -> Array:
+    if node.weight > MAX_PENDING and not node.realized:
+        engine.materialize([node])  # cut long pending graphs: bounded memory, cached kernels
+    return Array(node)
+
+
+def _fallback(func, *args, **kwargs):
+    """Run a NumPy function on materialized inputs; wrap array results as Arrays (counted)."""
+    stats.bump("fallbacks")
+
+    def conv(x):
+        if isinstance(x, Array):
+            return np.asarray(x)
+        if isinstance(x, (list, tuple)):
+            return type(x)(conv(y) for y in x)
+        return x
+
+    out = func(*conv(args), **{k: conv(v) for k, v in kwargs.items()})
+    return _wrap_result(out)
+
+
+def _wrap_result(out):
+    if isinstance(out, np.ndarray):
+        return Array(buffer(out.copy() if not out.flags.owndata else out))
+    if isinstance(out, tuple):
+        return tuple(_wrap_result(o) for o in out)
+    return out
+
+
+class ufunc:
+    """A NumPy ufunc over lazy Arrays: same name, attributes, promotion and broadcasting."""
+
+    def __init__(self, np_ufunc: np.ufunc):
+        self._np = np_ufunc
+        self.__name__ = np_ufunc.__name__
+        self.__doc__ = np_ufunc.__doc__
+        self.nin, self.nout, self.nargs = np_ufunc.nin, np_ufunc.nout, np_ufunc.nargs
+        self.identity, self.signature = np_ufunc.identity, np_ufunc.signature
+        self.ntypes, self.types = np_ufunc.ntypes, np_ufunc.types
+        self._rows = MULTI_OUTPUT.get(self.__name__, (self.__name__,))
+
+    def __repr__(self) -> str:
+        return f"<lazyarray ufunc '{self.__name__}'>"
+
+    def __call__(self, *args, out=None, dtype=None, where=True, casting="same_kind", **kwargs):
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional "
+                            f"arguments but {len(args)} were given")
+        if where is not True or kwargs or casting != "same_kind" or self._rows[0] not in OPS:
+            return _fallback(self._np, *args, out=out, dtype=dtype, where=where,
+                             casting=casting, **kwargs)
+        ops = [operand(a) for a in args]
+        dt = None if dtype is None else np.dtype(dtype)
+        results = tuple(wrap(build.elementwise(r, *ops, dtype=dt)) for r in self._rows)
+        if out is not None:
+            outs = out if isinstance(out, tuple) else (out,)
+            for o, r in zip(outs, results, strict=True):
+                o._assign(r, casting=casting)
+            return out if isinstance(out, tuple) or self.nout > 1 else out
+        return results[0] if self.nout == 1 else results
+
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+        from lazyarray import _reductions
+
+        return _reductions.ufunc_reduce(self, array, axis, dtype, out, keepdims, **kwargs)
+
+    def outer(self, a, b, **kwargs):
+        a, b = asarray_node(a), asarray_node(b)
+        a = build.reshape(a, a.shape + (1,) * len(b.shape))
+        return self(Array(a), Array(b), **kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        return _fallback(self._np.accumulate, *args, **kwargs)
+
+    def at(self, *args, **kwargs):
+        raise NotImplementedError("ufunc.at needs in-place writes through views (not yet)")
+
+    def reduceat(self, *args, **kwargs):
+        return _fallback(self._np.reduceat, *args, **kwargs)
+
+
+def asarray_node(x) -> Node:
+    return as_node(x)
+
+
+def _binary(name: str, reflected: bool = False):
+    def method(self, other):
+        if not isinstance(other, (Array, np.ndarray, np.generic, bool, int, float, complex,
+                                  list, tuple)):
+            return NotImplemented
+        f = _UFUNCS[name]
+        return f(other, self) if reflected else f(self, other)
+
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method
+
+
+def _inplace(name: str):
+    def method(self, other):
+        self._assign(_UFUNCS[name](self, other), casting="same_kind")
+        return self
+
+    return method
+
+
+_UFUNCS: dict[str, ufunc] = {}
+
+
+class Array:
+    """A lazy n-dimensional array (lazyarray's ``ndarray``).
+
+    Operations record graph nodes; values are computed when observed. Shape, dtype, ndim,
+    size and len() never compute anything.
+    """
+
+    __slots__ = ("__weakref__", "_base", "_node")
+    __array_priority__ = 100.0
+
+    def __init__(self, node: Node, base: Array | None = None):
+        self._node = node
+        self._base = base  # the Array this one is a view of (writes are refused on views for now)
+
+    # ---- metadata (never computes) ------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._node.shape))
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def T(self) -> Array:
+        return self.transpose()
+
+    @property
+    def mT(self) -> Array:
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def real(self) -> Array:
+        if self.dtype.kind != "c":
+            return self
+        return Array(build.convert(self._node, np.dtype(f"f{self.dtype.itemsize // 2}")))
+
+    @property
+    def imag(self) -> Array:
+        return _fallback(np.imag, self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    # ---- materialization -------------------------------------------------------------
+    def _value(self) -> np.ndarray:
+        engine.materialize([self._node])
+        return self._node.value
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._value()
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        return v
+
+    def __repr__(self) -> str:
+        return repr(self._value())
+
+    def __str__(self) -> str:
+        return str(self._value())
+
+    def __format__(self, spec: str) -> str:
+        return format(self._value(), spec)
+
+    def tolist(self):
+        return self._value().tolist()
+
+    def item(self, *args):
+        return self._value().item(*args)
+
+    def __bool__(self) -> bool:
+        return bool(self._value())
+
+    def __float__(self) -> float:
+        return float(self._value())
+
+    def __int__(self) -> int:
+        return int(self._value())
+
+    def __complex__(self) -> complex:
+        return complex(self._value())
+
+    def __index__(self) -> int:
+        return operator.index(self._value())
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        v = self._value()
+        if self.ndim == 1:
+            yield from v
+        else:
+            for i in range(self.shape[0]):
+                yield self[i]
+
+    def __reduce__(self):
+        return (_rebuild, (np.array(self._value()),))
+
+    def __copy__(self) -> Array:
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> Array:
+        return self.copy()
+
+    # ---- indexing ----------------------------------------------------------------------
+    def __getitem__(self, key) -> Array:
+        if _is_basic(key):
+            return Array(build.getitem(self._node, key), base=self._base or self)
+        return _fallback(lambda a, k: a[k], self, key)
+
+    def __setitem__(self, key, value) -> None:
+        self._assign_at(key, value)
+
+    def _check_writable_alone(self) -> None:
+        if self._base is not None:
+            raise NotImplementedError(
+                "lazyarray does not yet support writing through a view; write to the base "
+                "array, or take a .copy() first")
+
+    def _assign_at(self, key, value) -> None:
+        """a[key] = value with NumPy's casting (functional update: old graphs keep old values)."""
+        self._check_writable_alone()
+        new = np.array(self._value(), copy=True)
+        new[key] = np.asarray(value) if isinstance(value, Array) else value
+        self._node = buffer(new)
+
+    def _assign(self, result: Array, casting: str = "same_kind") -> None:
+        """Replace this array's whole value (out= and in-place operators), NumPy casting rules."""
+        self._check_writable_alone()
+        if not np.can_cast(result.dtype, self.dtype, casting=casting):
+            raise TypeError(f"Cannot cast ufunc output from {result.dtype!r} to "
+                            f"{self.dtype!r} with casting rule {casting!r}")
+        node = build.broadcast_to(result._node, self.shape) if result.shape != self.shape else \
+            result._node
+        if result.shape != self.shape and np.broadcast_shapes(result.shape, self.shape) != self.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
+                             f"match the broadcast shape {result.shape}")
+        self._node = build.convert(node, self.dtype)
+
+    # ---- conversions and shape methods -------------------------------------------------
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> Array:
+        dtype = np.dtype(dtype)
+        if not np.can_cast(self.dtype, dtype, casting=casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} according "
+                            f"to the rule {casting!r}")
+        if dtype.kind not in "biufc":
+            return _fallback(lambda a: a.astype(dtype), self)
+        return Array(build.convert(self._node, dtype))
+
+    def copy(self, order="C") -> Array:
+        return Array(self._node)
+
+    def reshape(self, *shape, order="C", copy=None) -> Array:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return Array(build.reshape(self._node, shape, order), base=self._base or self)
+
+    def transpose(self, *axes) -> Array:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return Array(build.transpose(self._node, axes or None), base=self._base or self)
+
+    def swapaxes(self, axis1, axis2) -> Array:
+        from lazyarray._manipulation import swapaxes
+
+        return swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None) -> Array:
+        from lazyarray._manipulation import squeeze
+
+        return squeeze(self, axis)
+
+    def ravel(self, order="C") -> Array:
+        return self.reshape(-1, order=order)
+
+    def flatten(self, order="C") -> Array:
+        return Array(build.reshape(self._node, (-1,), order))
+
+    def fill(self, value) -> None:
+        self._check_writable_alone()
+        self._node = build.broadcast_to(constant(np.asarray(value).astype(self.dtype), self.dtype),
+                                        self.shape)
+
+    # ---- reductions (see _reductions.py) -------------------------------------------------
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        from lazyarray._reductions import sum as f
+
+        return f(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        from lazyarray._reductions import prod as f
+
+        return f(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        from lazyarray._reductions import mean as f
+
+        return f(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        from lazyarray._reductions import var as f
+
+        return f(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        from lazyarray._reductions import std as f
+
+        return f(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        from lazyarray._reductions import max as f
+
+        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        from lazyarray._reductions import min as f
+
+        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        from lazyarray._reductions import any as f
+
+        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        from lazyarray._reductions import all as f
+
+        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        from lazyarray._reductions import argmax as f
+
+        return f(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        from lazyarray._reductions import argmin as f
+
+        return f(self, axis=axis, out=out, keepdims=keepdims)
+
+    def clip(self, min=None, max=None, out=None, **kw):
+        from lazyarray._funcs import clip
+
+        return clip(self, min, max, out=out, **kw)
+
+    def round(self, decimals=0, out=None):
+        from lazyarray._funcs import round as f
+
+        return f(self, decimals, out=out)
+
+    def conj(self) -> Array:
+        return _UFUNCS["conjugate"](self)
+
+    conjugate = conj
+
+    # ---- NumPy protocols ---------------------------------------------------------------
+    def __array_ufunc__(self, uf, method, *inputs, **kwargs):
+        mine = _UFUNCS.get(uf.__name__)
+        if mine is None:
+            return NotImplemented
+        if method == "__call__":
+            return mine(*inputs, **kwargs)
+        if method == "reduce":
+            return mine.reduce(*inputs, **kwargs)
+        if method == "outer":
+            return mine.outer(*inputs, **kwargs)
+        return _fallback(getattr(uf, method), *inputs, **kwargs)
+
+
+def _rebuild(value: np.ndarray) -> Array:
+    return Array(buffer(value))
+
+
+def _is_basic(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    for k in keys:
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            continue
+        if isinstance(k, (bool, np.bool_)):
+            return False
+        if isinstance(k, (int, np.integer)):
+            continue
+        if isinstance(k, (Array, np.ndarray, list)):
+            return False
+        try:
+            operator.index(k)
+        except TypeError:
+            return False
+    return True
+
+
+# operators: one line each, over the namespace's ufuncs
+_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
+    "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift",
+}  # fmt: skip
+for _py, _uf in _OPERATORS.items():
+    setattr(Array, f"__{_py}__", _binary(_uf))
+    setattr(Array, f"__r{_py}__", _binary(_uf, reflected=True))
+    setattr(Array, f"__i{_py}__", _inplace(_uf))
+for _py, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+                 "eq": "equal", "ne": "not_equal"}.items():
+    setattr(Array, f"__{_py}__", _binary(_uf))
+Array.__hash__ = None  # type: ignore[assignment]
+Array.__neg__ = lambda self: _UFUNCS["negative"](self)
+Array.__pos__ = lambda self: _UFUNCS["positive"](self)
+Array.__abs__ = lambda self: _UFUNCS["absolute"](self)
+Array.__invert__ = lambda self: _UFUNCS["invert"](self)
+Array.__divmod__ = lambda self, o: _UFUNCS["divmod"](self, o)
+Array.__rdivmod__ = lambda self, o: _UFUNCS["divmod"](o, self)

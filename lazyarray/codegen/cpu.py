@@ -1,0 +1,262 @@
+"""Fusion -> Python source of one Numba kernel (pure: no Numba import here).
+
+The source depends only on the fused computation's masked text and the launch Spec, so it is
+shape-polymorphic: sizes, slice offsets and scalar constants are all kernel arguments.
+
+    def kernel(out0, a0, a1, s0, n0):          # outputs, array loads, scalar loads, sizes
+        for i0 in prange(n0):
+            x1 = a0[i0]
+            ...
+            out0[i0] = x5
+
+Reductions keep a scalar accumulator over the trailing reduced dims; when the outermost dim
+is reduced, each of `nchunks` fixed chunks (a count independent of the thread count, so the
+result is deterministic) accumulates into its own row of a partials array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lazyarray.ir.hlo import MOVEMENT, Module
+from lazyarray.ops.table import OPS, REDUCTIONS
+from lazyarray.runtime.layout import Spec
+
+CODEGEN_VERSION = 1
+
+
+class Unsupported(Exception):
+    """The CPU code generator cannot express this fusion; the interpreter runs it instead."""
+
+
+_NO_COMPLEX = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum",
+               "minimum", "fmax", "fmin", "sign", "clip", "logaddexp", "logaddexp2", "power",
+               "float_power", "reciprocal", "arctan2"}
+
+
+def np_type(dtype: np.dtype) -> str:
+    return "np.bool_" if dtype.kind == "b" else f"np.{dtype.name}"
+
+
+def acc_dtype(name: str, dtype: np.dtype) -> np.dtype:
+    """Sums and products of float32/complex64 accumulate in double precision."""
+    if name in ("add", "multiply") and dtype in (np.float32, np.complex64):
+        return np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+    return dtype
+
+
+def _check(comp: Module) -> None:
+    for ins in comp.instrs:
+        if ins.dtype is not None and ins.dtype.kind == "f" and ins.dtype.itemsize == 2:
+            raise Unsupported("float16")
+        operand_complex = any(comp.instrs[o].dtype.kind == "c" for o in ins.operands)
+        if operand_complex and (ins.opcode in _NO_COMPLEX or ins.opcode == "argreduce" or (
+                ins.opcode == "reduce" and ins.attr("to_apply") in ("maximum", "minimum"))):
+            raise Unsupported(f"{ins.opcode} on complex")
+
+
+def _expr(comp: Module, i: int) -> str:
+    ins = comp.instrs[i]
+    args = [f"x{o}" for o in ins.operands]
+    if ins.opcode == "convert":
+        src = comp.instrs[ins.operands[0]].dtype
+        if ins.dtype.kind == "b":
+            return f"({args[0]} != 0)"
+        if src.kind == "c" and ins.dtype.kind != "c":
+            return f"{np_type(ins.dtype)}({args[0]}.real)"
+        return f"{np_type(ins.dtype)}({args[0]})"
+    if ins.opcode == "select":
+        return f"({args[1]} if {args[0]} else {args[2]})"
+    op = OPS[ins.opcode]
+    template = op.template or f"np.{op.name}(" + ", ".join(f"{{{k}}}" for k in range(op.nin)) + ")"
+    return f"{np_type(ins.dtype)}({template.format(*args)})"
+
+
+def _epilogue(comp: Module) -> set[int]:
+    """Elementwise instructions computed from reduction results (once per output element)."""
+    epi: set[int] = set()
+    derived: set[int] = set()  # reductions, reshapes of them, and the epilogue itself
+    for i, ins in enumerate(comp.instrs):
+        if ins.opcode == "reduce" or (ins.opcode == "reshape" and ins.operands[0] in derived):
+            derived.add(i)
+        elif ins.is_elementwise and any(o in derived for o in ins.operands):
+            epi.add(i)
+            derived.add(i)
+    return epi
+
+
+def _scalar_loads(spec: Spec) -> list[str]:
+    """Loads that index nothing are hoisted out of every loop."""
+    k = 0
+    lines = []
+    for p, dims in spec.loads:
+        if dims is None:
+            lines.append(f"x{p} = s{k}")
+            k += 1
+    return lines
+
+
+def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int]) -> list[str]:
+    lines = []
+    k = 0
+    for p, dims in spec.loads:
+        if dims is not None:
+            lines.append(f"x{p} = a{k}[{', '.join(idx[d] for d in dims)}]")
+            k += 1
+    for i, ins in enumerate(comp.instrs):
+        if ins.is_elementwise and i not in skip:
+            lines.append(f"x{i} = {_expr(comp, i)}")
+    return lines
+
+
+def _signature(comp: Module, spec: Spec) -> list[str]:
+    params = [f"out{k}" for k in range(len(comp.outputs))]
+    if spec.kind == "reduce":
+        params += [f"part{k}" for k in range(len(_reductions(comp)))]
+    n_arr = sum(d is not None for _, d in spec.loads)
+    params += [f"a{k}" for k in range(n_arr)]
+    params += [f"s{k}" for k in range(len(spec.loads) - n_arr)]
+    params += [f"n{d}" for d in range(spec.rank)]
+    if spec.kind == "reduce":
+        params += [f"init{k}" for k in range(len(_reductions(comp)))] + ["nchunks"]
+    return params
+
+
+def _reductions(comp: Module) -> list[int]:
+    return [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"]
+
+
+def _indent(lines: list[str], depth: int) -> list[str]:
+    return ["    " * depth + line for line in lines]
+
+
+def render(comp: Module, spec: Spec) -> str:
+    """Python source defining `kernel(...)` for this fusion and launch layout."""
+    _check(comp)
+    head = [f"def kernel({', '.join(_signature(comp, spec))}):"]
+    head += _indent(_scalar_loads(spec), 1)
+    idx = [f"i{d}" for d in range(spec.rank)]
+    if spec.kind == "loop":
+        src = head + _render_loop(comp, spec, idx)
+    elif spec.kind == "reduce":
+        src = head + _render_reduce(comp, spec, idx)
+    else:
+        src = head + _render_argreduce(comp, spec, idx)
+    return "\n".join(src) + "\n"
+
+
+def _nest(dims: list[int], var: str, parallel: bool) -> list[str]:
+    lines = []
+    for depth, d in enumerate(dims):
+        rng = "prange" if parallel and depth == 0 else "range"
+        lines.append("    " * depth + f"for {var}{d} in {rng}(n{d}):")
+    return lines
+
+
+def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
+    body = _body(comp, spec, idx, set())
+    at = ", ".join(idx) if spec.rank else "0"
+    body += [f"out{k}[{at}] = x{o}" for k, o in enumerate(comp.outputs)]
+    return _indent(_nest(list(range(spec.rank)), "i", True), 1) + _indent(body, spec.rank + 1)
+
+
+def partial_mode(spec: Spec) -> bool:
+    """Accumulate into partials (then combine) unless every reduced dim is in the trailing run."""
+    t = spec.rank
+    while t > 0 and spec.reduced[t - 1]:
+        t -= 1
+    return spec.chunked or any(spec.reduced[:t])
+
+
+def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
+    reds = _reductions(comp)
+    epi = _epilogue(comp)
+    kept = [d for d in range(spec.rank) if not spec.reduced[d]]
+    t = spec.rank  # start of the trailing all-reduced run
+    while t > 0 and spec.reduced[t - 1]:
+        t -= 1
+    partial = partial_mode(spec)
+    combine, acc_t = [], []
+    for k, r in enumerate(reds):
+        rins = comp.instrs[r]
+        rdef = REDUCTIONS[rins.attr("to_apply")]
+        acc_t.append(np_type(acc_dtype(rdef.name, rins.dtype)))
+        combine.append(rdef.combine)
+    body = _body(comp, spec, idx, epi)
+    step = [f"acc{k} = {acc_t[k]}({combine[k].format(f'acc{k}', f'x{comp.instrs[r].operands[0]}')})"
+            for k, r in enumerate(reds)]
+
+    epi_alias: set[int] = set()
+
+    def finish(at: str) -> list[str]:
+        lines = [f"x{r} = acc{k}" for k, r in enumerate(reds)]
+        for i in range(len(comp.instrs)):  # reshapes of results are aliases; then the epilogue
+            ins = comp.instrs[i]
+            if ins.opcode == "reshape" and (comp.instrs[ins.operands[0]].opcode == "reduce"
+                                            or ins.operands[0] in epi_alias):
+                epi_alias.add(i)
+                lines.append(f"x{i} = x{ins.operands[0]}")
+            elif i in epi:
+                lines.append(f"x{i} = {_expr(comp, i)}")
+        return lines + [f"out{j}[{at}] = x{o}" for j, o in enumerate(comp.outputs)]
+
+    if not partial:  # every output element owns its accumulators: one pass, parallel over dim 0
+        kidx = ", ".join(idx[d] for d in kept) or "0"
+        lines = _nest(list(range(t)), "i", True)
+        inner = [f"acc{k} = init{k}" for k in range(len(reds))]
+        inner += _nest(list(range(t, spec.rank)), "i", not kept)
+        inner += _indent(body + step, spec.rank - t)
+        inner += finish(kidx)
+        return _indent(lines, 1) + _indent(inner, t + 1)
+
+    # partials: part[c, kept...] per chunk c of dim 0 (one chunk unless dim 0 is reduced)
+    pidx = ", ".join(["c", *(idx[d] for d in kept)])
+
+    def open_dim(d: int) -> str:
+        if spec.chunked and d == 0:
+            return "for i0 in range(c * n0 // nchunks, (c + 1) * n0 // nchunks):"
+        return f"for i{d} in {'prange' if d == 0 else 'range'}(n{d}):"
+
+    lines = ["for c in prange(nchunks):"] if spec.chunked else ["c = 0"]
+    depth = 1 if spec.chunked else 0
+    for d in range(t):
+        lines.append("    " * depth + open_dim(d))
+        depth += 1
+    acc_depth = depth
+    lines += _indent([f"acc{k} = part{k}[{pidx}]" for k in range(len(reds))], depth)
+    for d in range(t, spec.rank):
+        lines.append("    " * depth + open_dim(d))
+        depth += 1
+    lines += _indent(body + step, depth)
+    lines += _indent([f"part{k}[{pidx}] = acc{k}" for k in range(len(reds))], acc_depth)
+    # combine the partials, then the epilogue, once per output element
+    jidx = [f"j{d}" for d in range(spec.rank)]
+    kat = ", ".join(jidx[d] for d in kept)
+    comb = [f"acc{k} = part{k}[{', '.join(['0', *(jidx[d] for d in kept)])}]" for k in range(len(reds))]
+    comb += ["for c in range(1, part0.shape[0]):"]
+    comb += [f"    acc{k} = {acc_t[k]}({combine[k].format(f'acc{k}', f'part{k}[' + ', '.join(['c', *(jidx[d] for d in kept)]) + ']')})"
+             for k in range(len(reds))]
+    comb += finish(kat or "0")
+    tail = _nest(kept, "j", True)
+    return _indent(lines, 1) + _indent(tail, 1) + _indent(comb, len(kept) + 1)
+
+
+def _render_argreduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
+    (root,) = comp.outputs
+    rins = comp.instrs[root]
+    last = spec.rank - 1
+    better = "<" if rins.attr("to_apply") == "min" else ">"
+    body = _body(comp, spec, idx, {root})
+    v = f"x{rins.operands[0]}"
+    kidx = ", ".join(idx[:last]) or "0"
+    scan = ([f"i{last} = 0", *body, f"best = {v}", "bi = 0",
+             f"for i{last} in range(1, n{last}):"]
+            + _indent(body, 1)
+            + [f"    if best == best and ({v} {better} best or {v} != {v}):",
+               f"        best = {v}",
+               f"        bi = i{last}",
+               f"out0[{kidx}] = bi"])
+    lines = []
+    for d in range(last):
+        lines.append("    " * d + f"for i{d} in {'prange' if d == 0 else 'range'}(n{d}):")
+    return _indent(lines, 1) + _indent(scan, last + 1)

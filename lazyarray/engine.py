@@ -1,0 +1,92 @@
+"""The one orchestrator: lower -> passes -> (codegen + cache + launch) -> buffers back into nodes.
+
+Small graphs (every array below `eager_threshold` elements) and the `numpy` backend run on the
+reference interpreter: no passes, no compile, so tiny work costs about what NumPy costs.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lazyarray import config, stats
+from lazyarray.graph.node import Node
+from lazyarray.ir.hlo import Module
+from lazyarray.ir.interpret import interpret
+from lazyarray.ir.lower import lower
+from lazyarray.ir.text import print_module
+from lazyarray.passes import run_pipeline
+from lazyarray.runtime.executor import KernelRecord, Trace, execute
+
+_lock = threading.RLock()  # one materialization at a time mutates nodes
+
+
+def _largest(module: Module) -> int:
+    return max((int(np.prod(i.shape)) for i in module.instrs), default=0)
+
+
+def _use_interpreter(module: Module) -> bool:
+    o = config.get()
+    return o.backend == "numpy" or _largest(module) < o.eager_threshold
+
+
+def materialize(nodes: list[Node]) -> None:
+    """Compute every pending node in `nodes` in one pass and turn each into a buffer leaf."""
+    with _lock:
+        pending = list({id(n): n for n in nodes if not n.realized}.values())
+        if not pending:
+            return
+        module, args = lower(pending)
+        stats.bump("materializations")
+        if _use_interpreter(module):
+            stats.bump("interpreter_runs")
+            outs = interpret(module, args)
+        else:
+            outs = execute(run_pipeline(module), args)
+        for node, value in zip(pending, outs, strict=True):
+            value = np.asarray(value)
+            if value.dtype != node.dtype:  # the interpreter's NumPy call may widen a 0-d result
+                value = value.astype(node.dtype)
+            node.realize(value)
+
+
+@dataclass
+class Report:
+    """What `explain` found: the HLO before/after the passes and each kernel's cache status."""
+
+    hlo_before: str
+    hlo_after: str
+    kernels: list[KernelRecord] = field(default_factory=list)
+    interpreted: bool = False
+
+    @property
+    def num_kernels(self) -> int:
+        return sum(k.status != "interpreted" for k in self.kernels)
+
+    def __str__(self) -> str:
+        lines = ["== HLO before optimization ==", self.hlo_before,
+                 "== HLO after optimization ==", self.hlo_after]
+        if self.interpreted:
+            lines.append("(below the eager threshold or numpy backend: runs on the interpreter)")
+        lines.append(f"== kernels: {self.num_kernels} ==")
+        for k in self.kernels:
+            lines.append(f"{k.name}: kind={k.kind} signature={k.key} cache={k.status}")
+            if k.source:
+                lines.append(k.source)
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def explain(nodes: list[Node]) -> Report:
+    """Plan the evaluation of `nodes` without computing them."""
+    with _lock:
+        pending = list({id(n): n for n in nodes if not n.realized}.values())
+        module, args = lower(pending)
+        optimized = run_pipeline(module)
+        trace = Trace()
+        execute(optimized, args, trace, dry=True)
+        return Report(print_module(module), print_module(optimized), trace.kernels,
+                      _use_interpreter(module))

@@ -1,0 +1,244 @@
+"""Node constructors: shape and dtype rules run here, when the op is built.
+
+So `add(x_of_3, y_of_4)` raises NumPy's ValueError at the line that wrote it, not when the
+value is needed. Operands are Nodes or Python/NumPy scalars (weak/strong as in NEP 50).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numpy.exceptions import AxisError
+
+from lazyarray.graph.node import Node, constant
+from lazyarray.ops.dtypes import scalar_as, ufunc_loop, weak_type
+from lazyarray.ops.table import OPS, REDUCTIONS
+
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+def convert(node: Node, dtype: np.dtype) -> Node:
+    if node.dtype == dtype:
+        return node
+    if node.op == "constant":
+        with np.errstate(all="ignore"):
+            return constant(node.value.astype(dtype), dtype)
+    return Node("convert", (node,), node.shape, dtype)
+
+
+def broadcast_to(node: Node, shape: tuple[int, ...]) -> Node:
+    """NumPy broadcasting of `node` to `shape` (operand dims right-aligned, size 1 stretches)."""
+    if node.shape == shape:
+        return node
+    np.broadcast_shapes(node.shape, shape)  # raises NumPy's ValueError
+    if len(node.shape) > len(shape) or np.broadcast_shapes(node.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast a non-scalar of shape {node.shape} to shape {shape}")
+    dims = tuple(range(len(shape) - len(node.shape), len(shape)))
+    return Node("broadcast", (node,), shape, node.dtype, (("dimensions", dims),))
+
+
+def _operand(x, dtype: np.dtype, shape: tuple[int, ...]) -> Node:
+    if isinstance(x, Node):
+        return broadcast_to(convert(x, dtype), shape)
+    return broadcast_to(constant(scalar_as(x, dtype), dtype), shape)
+
+
+def _comparison_types(types: list, args: tuple) -> list:
+    """NumPy 2 compares integer arrays with out-of-range Python ints exactly; widen for that."""
+    out = list(types)
+    for i, (t, a) in enumerate(zip(types, args, strict=True)):
+        if t is int:
+            other = [u for u in types if isinstance(u, np.dtype)]
+            if other and other[0].kind in "iu":
+                info = np.iinfo(other[0])
+                if not info.min <= a <= info.max:
+                    out[i] = np.dtype(np.int64 if -(2**63) <= a < 2**63 else np.float64)
+    return out
+
+
+def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
+    """Apply the elementwise op `name` to Nodes/scalars with NumPy's promotion and broadcasting.
+
+    `dtype` fixes the output dtype as the ufunc's `dtype=` argument does.
+    """
+    op = OPS[name]
+    types = [a.dtype if isinstance(a, Node) else weak_type(a) for a in args]
+    if name in _COMPARISONS and int in types:
+        types = _comparison_types(types, args)
+    *loop_in, out_dtype = ufunc_loop(op.ref, tuple(types), dtype)
+    shapes = [a.shape for a in args if isinstance(a, Node)]
+    shape = shapes[0] if all(s == shapes[0] for s in shapes) else _broadcast_shapes(shapes)
+    srcs = tuple(_operand(a, dt, shape) for a, dt in zip(args, loop_in, strict=True))
+    if all(s.op == "constant" for s in srcs):  # fold scalar work right away (NumPy semantics)
+        with np.errstate(all="ignore"):
+            value = np.asarray(op.ref(*(s.value for s in srcs)))
+        return constant(value.astype(out_dtype, copy=False), out_dtype)
+    return Node(name, srcs, shape, out_dtype)
+
+
+def _broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(
+            "operands could not be broadcast together with shapes "
+            + " ".join(str(s).replace(" ", "") for s in shapes)
+        ) from None
+
+
+def select(cond: Node, x, y, dtype: np.dtype) -> Node:
+    shapes = [a.shape for a in (cond, x, y) if isinstance(a, Node)]
+    shape = _broadcast_shapes(shapes)
+    srcs = (_operand(cond, np.dtype(bool), shape), _operand(x, dtype, shape),
+            _operand(y, dtype, shape))
+    return Node("select", srcs, shape, dtype)
+
+
+# ---- movement ----------------------------------------------------------------------------
+
+
+def reshape(node: Node, shape, order: str = "C") -> Node:
+    size = int(np.prod(node.shape))
+    shape = tuple(operator.index(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1]))
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    if any(d < 0 for d in shape) or int(np.prod(shape)) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    if order not in ("C", "F", "A"):
+        raise ValueError("order must be one of 'C', 'F', 'A'")
+    if order == "F":  # F-order reshape == transpose, C-reshape of the reversed shape, transpose
+        return transpose(reshape(transpose(node), shape[::-1]))
+    if shape == node.shape:
+        return node
+    if node.op == "reshape":  # reshape(reshape(x)) -> reshape(x)
+        node = node.srcs[0]
+        if shape == node.shape:
+            return node
+    return Node("reshape", (node,), shape, node.dtype, (("shape", shape),))
+
+
+def normalize_axis(axis, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim)
+    return axis % ndim
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(normalize_axis(a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError("repeated axis")
+    return out
+
+
+def transpose(node: Node, perm=None) -> Node:
+    ndim = len(node.shape)
+    if perm is None:
+        perm = tuple(range(ndim))[::-1]
+    perm = tuple(normalize_axis(p, ndim) for p in perm)
+    if len(perm) != ndim:
+        raise ValueError("axes don't match array")
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError("repeated axis in transpose")
+    if perm == tuple(range(ndim)):
+        return node
+    if node.op == "transpose":  # transpose(transpose(x, p), q) -> transpose(x, p[q])
+        inner = node.attr("permutation")
+        return transpose(node.srcs[0], tuple(inner[p] for p in perm))
+    shape = tuple(node.shape[p] for p in perm)
+    return Node("transpose", (node,), shape, node.dtype, (("permutation", perm),))
+
+
+def slice_(node: Node, slices: tuple[tuple[int, int, int], ...]) -> Node:
+    """Basic slicing: `slices` holds one normalized (start, stop, step) per dimension."""
+    shape = tuple(len(range(*s)) for s in slices)
+    if all(s == (0, n, 1) for s, n in zip(slices, node.shape, strict=True)):
+        return node
+    return Node("slice", (node,), shape, node.dtype, (("slices", slices),))
+
+
+def getitem(node: Node, key) -> Node:
+    """Basic indexing (ints, slices, Ellipsis, None) as slice + reshape."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_real = sum(k is not None and k is not Ellipsis for k in key)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > len(node.shape):
+        raise IndexError(
+            f"too many indices for array: array is {len(node.shape)}-dimensional, "
+            f"but {n_real} were indexed"
+        )
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (len(node.shape) - n_real) + key[i + 1 :]
+    else:
+        key = key + (slice(None),) * (len(node.shape) - n_real)
+    slices, out_shape, dim = [], [], 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            continue
+        n = node.shape[dim]
+        if isinstance(k, slice):
+            s = k.indices(n)
+            slices.append(s)
+            out_shape.append(len(range(*s)))
+        else:
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError(
+                    "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                    "integer or boolean arrays are valid indices"
+                ) from None
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            i %= n
+            slices.append((i, i + 1, 1))
+        dim += 1
+    return reshape(slice_(node, tuple(slices)), tuple(out_shape))
+
+
+# ---- reductions ----------------------------------------------------------------------------
+
+
+def reduce(node: Node, name: str, axes: tuple[int, ...], keepdims: bool = False) -> Node:
+    """`ufunc.reduce` over `axes` (normalized) of `node`, already in the accumulator dtype."""
+    rdef = REDUCTIONS[name]
+    if rdef.ufunc.identity is None and any(node.shape[a] == 0 for a in axes):
+        raise ValueError(
+            f"zero-size array to reduction operation {rdef.ufunc.__name__} which has no identity"
+        )
+    shape = tuple(n for i, n in enumerate(node.shape) if i not in axes)
+    out = Node("reduce", (node,), shape, node.dtype,
+               (("dimensions", tuple(sorted(axes))), ("to_apply", name)))
+    if keepdims:
+        out = reshape(out, tuple(1 if i in axes else n for i, n in enumerate(node.shape)))
+    return out
+
+
+def argreduce(node: Node, name: str, axis: int | None, keepdims: bool = False) -> Node:
+    """argmax/argmin (name 'max'/'min') along one axis, or over the flattened array."""
+    if axis is None:
+        flat = reshape(node, (-1,)) if len(node.shape) != 1 else node
+        out = argreduce(flat, name, 0)
+        return reshape(out, (1,) * len(node.shape)) if keepdims else out
+    axis = normalize_axis(axis, len(node.shape))
+    if node.shape[axis] == 0:
+        raise ValueError(f"attempt to get arg{name} of an empty sequence")
+    last = len(node.shape) - 1
+    moved = transpose(node, tuple(i for i in range(last + 1) if i != axis) + (axis,))
+    out = Node("argreduce", (moved,), moved.shape[:-1], np.dtype(np.intp), (("to_apply", name),))
+    if keepdims:
+        out = reshape(out, tuple(1 if i == axis else n for i, n in enumerate(node.shape)))
+    return out

@@ -1,0 +1,79 @@
+"""Lazy expression DAG nodes.
+
+A Node is an HLO-style operation (same opcodes and attributes as `ir`) whose shape and dtype
+were inferred when it was built. Leaves are `buffer` nodes (a NumPy array the graph owns) and
+`constant` nodes (a 0-d scalar, a kernel argument once compiled). Materializing a node turns
+it into a `buffer` leaf and drops its inputs, so the graph behind it can be freed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_PENDING = 2_000  # a node whose pending graph is larger is materialized when built
+
+
+class Node:
+    __slots__ = ("op", "srcs", "shape", "dtype", "attrs", "value", "weight", "__weakref__")
+
+    def __init__(self, op: str, srcs: tuple[Node, ...], shape: tuple[int, ...], dtype: np.dtype,
+                 attrs: tuple = (), value: np.ndarray | None = None):
+        self.op = op
+        self.srcs = srcs
+        self.shape = shape
+        self.dtype = dtype
+        self.attrs = attrs
+        self.value = value
+        # size of the pending graph behind this node (over-counts shared parts; only a bound)
+        self.weight = 1 + sum(s.weight for s in srcs)
+
+    @property
+    def realized(self) -> bool:
+        return self.op == "buffer"
+
+    def realize(self, value: np.ndarray) -> None:
+        """Become a buffer leaf holding `value` (read-only: graphs built earlier may share it)."""
+        value.flags.writeable = False
+        self.op, self.srcs, self.attrs, self.value, self.weight = "buffer", (), (), value, 1
+
+    def attr(self, name: str, default=None):
+        for k, v in self.attrs:
+            if k == name:
+                return v
+        return default
+
+    def __repr__(self) -> str:
+        return f"Node({self.op}, {self.dtype}{list(self.shape)}, {self.attrs})"
+
+
+def buffer(array: np.ndarray) -> Node:
+    array.flags.writeable = False
+    return Node("buffer", (), array.shape, array.dtype, (), array)
+
+
+def constant(value, dtype: np.dtype) -> Node:
+    return Node("constant", (), (), dtype, (), np.asarray(value, dtype=dtype))
+
+
+def toposort(roots: list[Node]) -> list[Node]:
+    """Pending nodes reachable from `roots` (realized nodes are leaves), inputs first.
+
+    Iterative, so a 100,000-node chain does not hit the recursion limit.
+    """
+    order: list[Node] = []
+    seen: set[int] = set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((s, False) for s in reversed(node.srcs) if id(s) not in seen)
+    return order

@@ -1,0 +1,101 @@
+"""The HLO module: a flat SSA list of instructions in topological order.
+
+An instruction refers to its operands by position in the module. Opcodes are the graph's:
+an elementwise op's table name (printed with its HLO name), or one of `parameter`,
+`constant`, `convert`, `select`, `broadcast`, `reshape`, `transpose`, `slice`, `reduce`,
+`argreduce`, `fusion`, `get-tuple-element`. A fusion's `value` is the fused computation, itself
+a Module whose parameters are the fusion's operands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MOVEMENT = frozenset({"broadcast", "reshape", "transpose", "slice"})
+SOURCES = frozenset({"parameter", "constant"})
+REDUCE_LIKE = frozenset({"reduce", "argreduce"})
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Instr:
+    opcode: str
+    operands: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    attrs: tuple[tuple[str, object], ...] = ()
+    value: object = None  # constant: 0-d array; fusion: the fused Module
+
+    def attr(self, name: str, default=None):
+        for k, v in self.attrs:
+            if k == name:
+                return v
+        return default
+
+    @property
+    def is_elementwise(self) -> bool:
+        return self.opcode not in _NOT_ELEMENTWISE
+
+    def key(self) -> tuple:
+        """Structural identity (for CSE): equal keys compute equal values."""
+        v = self.value
+        if isinstance(v, np.ndarray):
+            v = (v.dtype.str, v.tobytes())
+        elif v is not None:
+            v = id(v)
+        return (self.opcode, self.operands, self.shape, self.dtype, self.attrs, v)
+
+
+_NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | {"fusion", "get-tuple-element"}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Module:
+    instrs: tuple[Instr, ...]
+    outputs: tuple[int, ...]
+    name: str = "main"
+
+    @property
+    def params(self) -> list[Instr]:
+        ps = [i for i in self.instrs if i.opcode == "parameter"]
+        return sorted(ps, key=lambda i: i.attr("index"))
+
+    def users(self) -> list[list[int]]:
+        users: list[list[int]] = [[] for _ in self.instrs]
+        for i, ins in enumerate(self.instrs):
+            for o in ins.operands:
+                users[o].append(i)
+        return users
+
+
+def rebuild(module: Module, keep: list[bool]) -> Module:
+    """The module with only the instructions marked in `keep`, operands renumbered."""
+    new_id: dict[int, int] = {}
+    instrs: list[Instr] = []
+    for i, ins in enumerate(module.instrs):
+        if keep[i]:
+            new_id[i] = len(instrs)
+            instrs.append(Instr(ins.opcode, tuple(new_id[o] for o in ins.operands), ins.shape,
+                                ins.dtype, ins.attrs, ins.value))
+    return Module(tuple(instrs), tuple(new_id[o] for o in module.outputs), module.name)
+
+
+class Builder:
+    """Appends instructions, de-duplicating structurally equal ones (CSE as you build)."""
+
+    def __init__(self) -> None:
+        self.instrs: list[Instr] = []
+        self._seen: dict[tuple, int] = {}
+
+    def add(self, ins: Instr) -> int:
+        k = ins.key()
+        found = self._seen.get(k)
+        if found is not None:
+            return found
+        self.instrs.append(ins)
+        self._seen[k] = len(self.instrs) - 1
+        return len(self.instrs) - 1
+
+    def build(self, outputs, name: str = "main") -> Module:
+        return Module(tuple(self.instrs), tuple(outputs), name)

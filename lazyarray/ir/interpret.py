@@ -1,0 +1,78 @@
+"""Reference semantics of the HLO: evaluate a Module one instruction at a time with NumPy.
+
+This is the "living definition" every compiled backend is tested against, and the tier that
+runs small work with no compile at all. Each instruction is one NumPy call on operands that
+lowering already converted to NumPy's loop dtypes, so results match NumPy bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lazyarray.ir.hlo import Instr, Module
+from lazyarray.ops.table import OPS, REDUCTIONS
+
+
+def apply_movement(ins: Instr, x: np.ndarray) -> np.ndarray:
+    """A movement instruction as a NumPy view (reshape copies only where NumPy must)."""
+    op = ins.opcode
+    if op == "reshape":
+        return x.reshape(ins.shape)
+    if op == "transpose":
+        return x.transpose(ins.attr("permutation"))
+    if op == "slice":
+        return x[tuple(slice(a, None if b < 0 else b, c) for a, b, c in ins.attr("slices"))]
+    if op == "broadcast":
+        dims = ins.attr("dimensions")
+        placed = [1] * len(ins.shape)
+        for d, n in zip(dims, x.shape, strict=True):
+            placed[d] = n
+        return np.broadcast_to(x.reshape(placed), ins.shape)
+    raise ValueError(op)
+
+
+def _eval(ins: Instr, vals: list) -> np.ndarray:
+    op = ins.opcode
+    xs = [vals[o] for o in ins.operands]
+    if op == "constant":
+        return ins.value
+    if op in OPS:
+        out = OPS[op].ref(*xs)
+        return np.asarray(out).astype(ins.dtype, copy=False)
+    if op == "convert":
+        return np.asarray(xs[0].real if xs[0].dtype.kind == "c" and ins.dtype.kind != "c"
+                          else xs[0]).astype(ins.dtype)
+    if op == "select":
+        return np.where(*xs)
+    if op in ("reshape", "transpose", "slice", "broadcast"):
+        return apply_movement(ins, xs[0])
+    if op == "reduce":
+        ufunc = REDUCTIONS[ins.attr("to_apply")].ufunc
+        return np.asarray(ufunc.reduce(xs[0], axis=ins.attr("dimensions"), dtype=ins.dtype))
+    if op == "argreduce":
+        f = np.argmax if ins.attr("to_apply") == "max" else np.argmin
+        return np.asarray(f(xs[0], axis=-1))
+    if op == "fusion":
+        return tuple(interpret(ins.value, xs))
+    if op == "get-tuple-element":
+        return xs[0][ins.attr("index")]
+    raise NotImplementedError(f"no reference semantics for {op}")
+
+
+def interpret(module: Module, args: list) -> list[np.ndarray]:
+    vals: list = [None] * len(module.instrs)
+    users_left = [0] * len(module.instrs)
+    for ins in module.instrs:
+        for o in ins.operands:
+            users_left[o] += 1
+    with np.errstate(all="ignore"):
+        for i, ins in enumerate(module.instrs):
+            if ins.opcode == "parameter":
+                vals[i] = np.asarray(args[ins.attr("index")])
+            else:
+                vals[i] = _eval(ins, vals)
+                for o in ins.operands:  # free intermediates at their last use
+                    users_left[o] -= 1
+                    if users_left[o] == 0 and o not in module.outputs:
+                        vals[o] = None
+    return [vals[o] for o in module.outputs]

@@ -1,0 +1,32 @@
+"""graph (Node DAG) -> HLO Module.
+
+Realized nodes become parameters (their arrays are returned as the module's arguments),
+constant nodes become `constant` instructions; every other node maps to one instruction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lazyarray.graph.node import Node, toposort
+from lazyarray.ir.hlo import Builder, Instr, Module
+
+
+def lower(roots: list[Node]) -> tuple[Module, list[np.ndarray]]:
+    b = Builder()
+    ids: dict[int, int] = {}
+    args: list[np.ndarray] = []
+    arg_index: dict[int, int] = {}
+    for node in toposort(roots):
+        if node.op == "buffer":
+            k = arg_index.setdefault(id(node.value), len(args))
+            if k == len(args):
+                args.append(node.value)
+            ins = Instr("parameter", (), node.shape, node.dtype, (("index", k),))
+        elif node.op == "constant":
+            ins = Instr("constant", (), (), node.dtype, (), node.value)
+        else:
+            ins = Instr(node.op, tuple(ids[id(s)] for s in node.srcs), node.shape, node.dtype,
+                        node.attrs)
+        ids[id(node)] = b.add(ins)
+    return b.build([ids[id(r)] for r in roots]), args

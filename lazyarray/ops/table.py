@@ -1,0 +1,199 @@
+"""THE op table: one row per elementwise primitive and per reduction.
+
+Everything else reads these rows: the namespace (`_ufuncs.py`), dtype rules (NumPy's own
+`ufunc.resolve_dtypes` on `ref`), the reference interpreter (`ref`), HLO names (`hlo`),
+fusion cost (`cost`) and the Numba scalar templates (`template`; default `np.<name>(...)`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Cost(enum.IntEnum):
+    CHEAP = 0  # may be recomputed in every consumer (XLA: always duplicable)
+    EXPENSIVE = 1  # transcendental or division-like: never duplicated, never broadcast-pushed
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    name: str  # internal name (NumPy ufunc name where one exists)
+    hlo: str  # opcode printed in HLO text
+    nin: int
+    ref: Callable  # NumPy reference: dtype oracle (when a ufunc) and interpreter kernel
+    cost: Cost = Cost.CHEAP
+    template: str | None = None  # Numba scalar expression; None -> "np.<name>({0}, ...)"
+    direction: str | None = None  # compare direction (EQ, NE, LT, LE, GT, GE)
+
+    @property
+    def is_ufunc(self) -> bool:
+        return isinstance(self.ref, np.ufunc)
+
+
+C, E = Cost.CHEAP, Cost.EXPENSIVE
+
+
+def _ew(name, hlo, cost=C, template=None, direction=None, ref=None, nin=None):
+    ref = getattr(np, name) if ref is None else ref
+    return OpDef(name, hlo, ref.nin if nin is None else nin, ref, cost, template, direction)
+
+
+def _modf_frac(x):
+    return np.modf(x)[0]
+
+
+def _modf_int(x):
+    return np.modf(x)[1]
+
+
+def _frexp_mantissa(x):
+    return np.frexp(x)[0]
+
+
+def _frexp_exponent(x):
+    return np.frexp(x)[1]
+
+
+# fmt: off
+ELEMENTWISE: tuple[OpDef, ...] = (
+    #    numpy name            hlo opcode               cost  template / extras
+    _ew("add",                 "add"),
+    _ew("subtract",            "subtract"),
+    _ew("multiply",            "multiply"),
+    _ew("divide",              "divide",                E),
+    _ew("floor_divide",        "floor-divide",          E),
+    _ew("remainder",           "modulo",                E),
+    _ew("fmod",                "remainder",             E),
+    _ew("power",               "power",                 E, "_h.power({0}, {1})"),
+    _ew("float_power",         "float-power",           E),
+    _ew("negative",            "negate"),
+    _ew("positive",            "positive"),
+    _ew("absolute",            "abs"),
+    _ew("fabs",                "fabs"),
+    _ew("sign",                "sign"),
+    _ew("conjugate",           "conjugate"),
+    _ew("reciprocal",          "reciprocal",            E, "_h.reciprocal({0})"),
+    _ew("square",              "square"),
+    _ew("sqrt",                "sqrt",                  E),
+    _ew("cbrt",                "cbrt",                  E),
+    _ew("exp",                 "exponential",           E),
+    _ew("exp2",                "exponential2",          E),
+    _ew("expm1",               "exponential-minus-one", E),
+    _ew("log",                 "log",                   E),
+    _ew("log2",                "log2",                  E),
+    _ew("log10",               "log10",                 E),
+    _ew("log1p",               "log-plus-one",          E),
+    _ew("logaddexp",           "logaddexp",             E),
+    _ew("logaddexp2",          "logaddexp2",            E),
+    _ew("sin",                 "sine",                  E),
+    _ew("cos",                 "cosine",                E),
+    _ew("tan",                 "tan",                   E),
+    _ew("arcsin",              "asin",                  E),
+    _ew("arccos",              "acos",                  E),
+    _ew("arctan",              "atan",                  E),
+    _ew("arctan2",             "atan2",                 E),
+    _ew("hypot",               "hypot",                 E),
+    _ew("sinh",                "sinh",                  E),
+    _ew("cosh",                "cosh",                  E),
+    _ew("tanh",                "tanh",                  E),
+    _ew("arcsinh",             "asinh",                 E),
+    _ew("arccosh",             "acosh",                 E),
+    _ew("arctanh",             "atanh",                 E),
+    _ew("deg2rad",             "deg2rad"),
+    _ew("rad2deg",             "rad2deg"),
+    _ew("floor",               "floor"),
+    _ew("ceil",                "ceil"),
+    _ew("trunc",               "trunc"),
+    _ew("rint",                "round-nearest-even"),
+    _ew("maximum",             "maximum"),
+    _ew("minimum",             "minimum"),
+    _ew("fmax",                "fmax"),
+    _ew("fmin",                "fmin"),
+    _ew("copysign",            "copysign"),
+    _ew("nextafter",           "nextafter"),
+    _ew("spacing",             "spacing"),
+    _ew("ldexp",               "ldexp"),
+    _ew("heaviside",           "heaviside",             C, "_h.heaviside({0}, {1})"),
+    _ew("gcd",                 "gcd",                   E),
+    _ew("lcm",                 "lcm",                   E),
+    _ew("equal",               "compare",               C, None, "EQ"),
+    _ew("not_equal",           "compare",               C, None, "NE"),
+    _ew("less",                "compare",               C, None, "LT"),
+    _ew("less_equal",          "compare",               C, None, "LE"),
+    _ew("greater",             "compare",               C, None, "GT"),
+    _ew("greater_equal",       "compare",               C, None, "GE"),
+    _ew("logical_and",         "logical-and"),
+    _ew("logical_or",          "logical-or"),
+    _ew("logical_xor",         "logical-xor"),
+    _ew("logical_not",         "logical-not"),
+    _ew("bitwise_and",         "and"),
+    _ew("bitwise_or",          "or"),
+    _ew("bitwise_xor",         "xor"),
+    _ew("invert",              "not"),
+    _ew("left_shift",          "shift-left"),
+    _ew("right_shift",         "shift-right"),
+    _ew("bitwise_count",       "popcnt",                C, "_h.bitwise_count({0})"),
+    _ew("isnan",               "is-nan"),
+    _ew("isinf",               "is-inf"),
+    _ew("isfinite",            "is-finite"),
+    _ew("signbit",             "signbit"),
+    # the two halves of NumPy's two-output ufuncs (divmod is floor_divide + remainder)
+    _ew("modf_frac",           "modf-fraction",         C, "_h.modf_frac({0})", ref=_modf_frac, nin=1),
+    _ew("modf_int",            "modf-integral",         C, "_h.modf_int({0})", ref=_modf_int, nin=1),
+    _ew("frexp_mantissa",      "frexp-mantissa",        C, "_h.frexp_mantissa({0})", ref=_frexp_mantissa, nin=1),
+    _ew("frexp_exponent",      "frexp-exponent",        C, "_h.frexp_exponent({0})", ref=_frexp_exponent, nin=1),
+    # np.clip is a 3-input ufunc in NumPy 2 (NaN-propagating like maximum/minimum)
+    _ew("clip",                "clamp",                 C, "np.minimum(np.maximum({0}, {1}), {2})",
+        ref=np._core.umath.clip),
+)
+# fmt: on
+
+# NumPy ufuncs whose halves are rows above: name -> internal rows of its outputs
+MULTI_OUTPUT = {
+    "divmod": ("floor_divide", "remainder"),
+    "modf": ("modf_frac", "modf_int"),
+    "frexp": ("frexp_mantissa", "frexp_exponent"),
+}
+
+OPS: dict[str, OpDef] = {op.name: op for op in ELEMENTWISE}
+BY_HLO: dict[tuple[str, str | None], OpDef] = {(op.hlo, op.direction): op for op in ELEMENTWISE}
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceDef:
+    name: str  # HLO to_apply= name
+    ufunc: np.ufunc  # the NumPy ufunc whose .reduce this is (interpreter, identity)
+    combine: str  # Numba template combining accumulator {0} and value {1}
+
+
+# fmt: off
+REDUCTIONS: dict[str, ReduceDef] = {r.name: r for r in (
+    ReduceDef("add",      np.add,         "({0} + {1})"),
+    ReduceDef("multiply", np.multiply,    "({0} * {1})"),
+    # NaN-propagating like np.maximum: keep acc if it is NaN or >= v, else take v
+    ReduceDef("maximum",  np.maximum,     "({0} if ({0} >= {1} or {0} != {0}) else {1})"),
+    ReduceDef("minimum",  np.minimum,     "({0} if ({0} <= {1} or {0} != {0}) else {1})"),
+    ReduceDef("or",       np.logical_or,  "({0} or {1})"),
+    ReduceDef("and",      np.logical_and, "({0} and {1})"),
+)}
+# fmt: on
+
+
+def reduce_init(name: str, dtype: np.dtype):
+    """Start value of a reduction in `dtype` (the identity, or the dtype's extreme for max/min)."""
+    if name in ("add", "or"):
+        return dtype.type(0)
+    if name in ("multiply", "and"):
+        return dtype.type(1)
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if name == "maximum" else np.inf)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if name == "maximum" else info.max)
+    if dtype.kind == "b":
+        return np.bool_(name == "minimum")
+    raise TypeError(f"no start value for {name} on {dtype}")

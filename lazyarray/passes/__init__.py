@@ -1,0 +1,26 @@
+"""The pass pipeline: pure Module -> Module functions, in order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from lazyarray.ir.hlo import Module
+from lazyarray.passes.fusion import fuse
+from lazyarray.passes.simplify import dce, simplify
+
+Pass = Callable[[Module], Module]
+
+PIPELINE: tuple[Pass, ...] = (
+    simplify,  # CSE (by construction), x*1 / x+0 / --x, constant folding, views pushed to leaves
+    dce,  # drop what no output needs
+    fuse,  # loop, input and multi-output fusion; views stay on the buffers they read
+)
+
+
+def run_pipeline(module: Module, passes: Sequence[Pass] = PIPELINE) -> Module:
+    for p in passes:
+        module = p(module)
+    return module
+
+
+__all__ = ["PIPELINE", "dce", "fuse", "run_pipeline", "simplify"]

@@ -1,0 +1,274 @@
+"""Fusion: group instructions into kernels, XLA style.
+
+- loop fusion: elementwise ops (with the views they read) over one iteration space;
+- input fusion: a reduction with all of its elementwise producers;
+- multi-output fusion: an output whose consumers all sit in one loop fusion joins it as an
+  extra root, and independent fusions over the same iteration space (loop: same shape;
+  input: same operand shape and reduced dimensions) that share an input become one kernel.
+
+A cheap producer with consumers in several fusions is recomputed in each; an expensive one
+becomes the root of its own fusion. Movement ops (views) are never roots: they stay on the
+buffers they read, and the runtime applies them as NumPy strides at launch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lazyarray.ir.hlo import MOVEMENT, REDUCE_LIKE, SOURCES, Builder, Instr, Module
+from lazyarray.ops.table import OPS, Cost
+
+
+@dataclass
+class Group:
+    kind: str  # "loop" | "input"
+    roots: list[int]
+    members: set[int] = field(default_factory=set)
+    deps: set[int] = field(default_factory=set)  # groups whose roots this one reads
+    bases: set[int] = field(default_factory=set)  # instruction ids read from outside
+
+    def space(self, m: Module):
+        """The iteration space: (operand shape, reduced dims) for input, (shape,) for loop."""
+        r = m.instrs[self.roots[0]]
+        if self.kind == "input":
+            return (r.opcode, m.instrs[r.operands[0]].shape, r.attr("dimensions"))
+        return ("loop", r.shape)
+
+
+def _cheap(ins: Instr) -> bool:
+    return ins.opcode not in OPS or OPS[ins.opcode].cost is Cost.CHEAP
+
+
+def _base(m: Module, i: int) -> int:
+    while m.instrs[i].opcode in MOVEMENT:
+        i = m.instrs[i].operands[0]
+    return i
+
+
+def assign_groups(m: Module) -> list[Group]:
+    users = m.users()
+    outputs = set(m.outputs)
+    groups: list[Group] = []
+    member_of: list[set[int]] = [set() for _ in m.instrs]
+
+    def new_group(kind: str, i: int) -> None:
+        groups.append(Group(kind, [i], {i}))
+        member_of[i].add(len(groups) - 1)
+
+    for i in range(len(m.instrs) - 1, -1, -1):
+        ins = m.instrs[i]
+        if ins.opcode in SOURCES or ins.opcode in MOVEMENT:
+            continue
+        if ins.opcode in REDUCE_LIKE:
+            new_group("input", i)
+            continue
+        viewed = any(m.instrs[u].opcode in MOVEMENT for u in users[i])
+        ugroups = set().union(*(member_of[u] for u in users[i])) if users[i] else set()
+        if i in outputs or viewed or not ugroups:
+            if i in outputs and not viewed and len(ugroups) == 1:
+                g = groups[next(iter(ugroups))]
+                if g.kind == "loop":  # multi-output: producer joins its consumer as a root
+                    g.roots.append(i)
+                    g.members.add(i)
+                    member_of[i].add(next(iter(ugroups)))
+                    continue
+            new_group("loop", i)
+        elif len(ugroups) == 1 or _cheap(ins):
+            for g in ugroups:
+                groups[g].members.add(i)
+            member_of[i] |= ugroups
+        else:
+            new_group("loop", i)
+
+    root_of = {r: k for k, g in enumerate(groups) for r in g.roots}
+    for k, g in enumerate(groups):
+        for i in g.members:
+            for o in m.instrs[i].operands:
+                if o not in g.members:
+                    b = _base(m, o)
+                    g.bases.add(b)
+                    if b in root_of and root_of[b] != k:
+                        g.deps.add(root_of[b])
+    return groups
+
+
+def _reaches(groups: list[Group], a: int, b: int) -> bool:
+    """Does group a (transitively) read group b?"""
+    stack, seen = [a], set()
+    while stack:
+        g = stack.pop()
+        if g == b:
+            return True
+        if g not in seen:
+            seen.add(g)
+            stack.extend(groups[g].deps)
+    return False
+
+
+def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
+    """Independent fusions over one iteration space that share an input become one."""
+    alive = [True] * len(groups)
+    for a in range(len(groups)):
+        if not alive[a] or m.instrs[groups[a].roots[0]].opcode == "argreduce":
+            continue
+        for b in range(a + 1, len(groups)):
+            ga, gb = groups[a], groups[b]
+            if (not alive[b] or ga.kind != gb.kind or ga.space(m) != gb.space(m)
+                    or not (ga.bases & gb.bases) or _reaches(groups, a, b)
+                    or _reaches(groups, b, a)):
+                continue
+            ga.roots += gb.roots
+            ga.members |= gb.members
+            ga.bases |= gb.bases
+            ga.deps |= gb.deps
+            alive[b] = False
+            for g in groups:  # whoever read b now reads a
+                if b in g.deps:
+                    g.deps.discard(b)
+                    g.deps.add(a)
+            ga.deps.discard(a)
+    return [g if alive[k] else None for k, g in enumerate(groups)]
+
+
+def _epilogue_of(m: Module, groups: list[Group | None], k: int) -> int | None:
+    """The reduction group a loop group can finish (its epilogue), if any.
+
+    sqrt(sum(x)): a loop group that reads only one reduction group's roots (through
+    order-preserving reshapes such as keepdims) and scalar constants, over as many elements.
+    """
+    g = groups[k]
+    if g is None or g.kind != "loop":
+        return None
+    shape_size = m.instrs[g.roots[0]].shape
+    owner = None
+    for i in g.members:
+        for o in m.instrs[i].operands:
+            if o in g.members:
+                continue
+            while m.instrs[o].opcode == "reshape" or (
+                    m.instrs[o].opcode == "broadcast" and m.instrs[m.instrs[o].operands[0]].shape == ()
+                    and m.instrs[m.instrs[o].operands[0]].opcode == "constant"):
+                o = m.instrs[o].operands[0]
+            ins = m.instrs[o]
+            if ins.opcode == "constant":
+                continue
+            cands = [j for j, h in enumerate(groups) if h is not None and o in h.roots]
+            if (len(cands) != 1 or groups[cands[0]].kind != "input" or ins.opcode != "reduce"
+                    or (owner is not None and owner != cands[0])):
+                return None
+            owner = cands[0]
+            if int(np.prod(ins.shape)) != int(np.prod(shape_size)):
+                return None
+    return owner
+
+
+def merge_epilogues(m: Module, groups: list[Group | None]) -> list[Group | None]:
+    """A loop group that only finishes one reduction joins it: one kernel, no round trip."""
+    users = m.users()
+    for k in range(len(groups)):
+        owner = _epilogue_of(m, groups, k)
+        if owner is None:
+            continue
+        g, r = groups[k], groups[owner]
+        inside = g.members | r.members
+        keep = [x for x in r.roots if x in m.outputs or any(
+            u not in inside and not _only_feeds(m, users, u, g.members) for u in users[x])]
+        r.roots = g.roots + keep
+        r.members |= g.members
+        r.bases = (r.bases | g.bases) - set(r.members) - set(r.roots)
+        groups[k] = None
+        for h in groups:
+            if h is not None and k in h.deps:
+                h.deps.discard(k)
+                h.deps.add(owner)
+        r.deps.discard(owner)
+        r.deps.discard(k)
+    return groups
+
+
+def _only_feeds(m: Module, users, u: int, members: set[int]) -> bool:
+    """Is `u` a reshape chain whose every use is inside `members`?"""
+    if m.instrs[u].opcode != "reshape":
+        return False
+    return all(x in members or _only_feeds(m, users, x, members) for x in users[u])
+
+
+def _topo_groups(groups: list[Group | None]) -> list[int]:
+    order, state = [], {}
+    for start in range(len(groups)):
+        if groups[start] is None or start in state:
+            continue
+        stack = [(start, False)]
+        while stack:
+            g, done = stack.pop()
+            if done:
+                order.append(g)
+                continue
+            if g in state:
+                continue
+            state[g] = 1
+            stack.append((g, True))
+            stack.extend((d, False) for d in groups[g].deps if d not in state)
+    return order
+
+
+def _fused_computation(m: Module, g: Group) -> tuple[Module, list[int]]:
+    """The group as a Module over its own parameters; returns it and the outside ids it reads."""
+    b = Builder()
+    local: dict[int, int] = {}
+    params: list[int] = []
+
+    def read(o: int) -> int:
+        if o in local:
+            return local[o]
+        ins = m.instrs[o]
+        if o in g.members:
+            raise AssertionError("member read before it was built")
+        if ins.opcode in MOVEMENT:
+            new = Instr(ins.opcode, (read(ins.operands[0]),), ins.shape, ins.dtype, ins.attrs)
+        elif ins.opcode == "constant":
+            new = ins
+        else:
+            new = Instr("parameter", (), ins.shape, ins.dtype, (("index", len(params)),))
+            params.append(o)
+        local[o] = b.add(new)
+        return local[o]
+
+    for i in sorted(g.members):
+        ins = m.instrs[i]
+        ops = tuple(local[o] if o in g.members else read(o) for o in ins.operands)
+        local[i] = b.add(Instr(ins.opcode, ops, ins.shape, ins.dtype, ins.attrs, ins.value))
+    name = f"fused_{g.kind}"
+    return b.build([local[r] for r in g.roots], name), params
+
+
+def fuse(m: Module) -> Module:
+    """Module of parameters, constants, fusions (+ get-tuple-element) and output views."""
+    groups = merge_epilogues(m, merge_siblings(m, assign_groups(m)))
+    b = Builder()
+    new: dict[int, int] = {}
+
+    def outer(o: int) -> int:  # an outside value (source, root, or a view of one) in the new module
+        if o in new:
+            return new[o]
+        ins = m.instrs[o]
+        ops = tuple(outer(x) for x in ins.operands)
+        new[o] = b.add(Instr(ins.opcode, ops, ins.shape, ins.dtype, ins.attrs, ins.value))
+        return new[o]
+
+    for k in _topo_groups(groups):
+        g = groups[k]
+        comp, params = _fused_computation(m, g)
+        ops = tuple(outer(p) for p in params)
+        first = comp.instrs[comp.outputs[0]]
+        f = b.add(Instr("fusion", ops, first.shape, first.dtype, (("kind", g.kind),), comp))
+        if len(g.roots) == 1:
+            new[g.roots[0]] = f
+        else:
+            for j, r in enumerate(g.roots):
+                ri = m.instrs[r]
+                new[r] = b.add(Instr("get-tuple-element", (f,), ri.shape, ri.dtype,
+                                     (("index", j),)))
+    return b.build([outer(o) for o in m.outputs], m.name)

@@ -1,0 +1,139 @@
+"""Local rewrites: algebraic simplification, constant folding, movement push-down; and DCE.
+
+Each rewrite is a small function with a before => after docstring, applied bottom-up by one
+driver that rebuilds the module through a CSE-ing Builder.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from lazyarray.ir.hlo import MOVEMENT, Builder, Instr, Module, rebuild
+from lazyarray.ops.table import OPS, Cost
+
+
+def dce(m: Module) -> Module:
+    """Drop instructions no output depends on."""
+    live = [False] * len(m.instrs)
+    for o in m.outputs:
+        live[o] = True
+    for i in range(len(m.instrs) - 1, -1, -1):
+        if live[i]:
+            for o in m.instrs[i].operands:
+                live[o] = True
+    return m if all(live) else rebuild(m, live)
+
+
+def _scalar_of(instrs, i) -> np.ndarray | None:
+    """The scalar value of a constant or a broadcast constant, else None."""
+    ins = instrs[i]
+    if ins.opcode == "broadcast" and instrs[ins.operands[0]].opcode == "constant":
+        ins = instrs[ins.operands[0]]
+    return ins.value if ins.opcode == "constant" else None
+
+
+def _is(value, x) -> bool:
+    return value is not None and value.dtype.kind != "b" and bool(value == x)
+
+
+def _identity(b: Builder, ins: Instr) -> int | None:
+    """x*1, 1*x, x/1 => x;  x+0, 0+x, x-0 => x (ints);  x+(-0.0), x-0.0 => x (floats);
+    negate(negate(x)) => x."""
+    instrs = b.instrs
+    if ins.opcode in ("multiply", "add", "subtract", "divide"):
+        x, y = ins.operands
+        cx, cy = _scalar_of(instrs, x), _scalar_of(instrs, y)
+        ints = ins.dtype.kind in "iu"
+        if ins.opcode == "multiply":
+            if _is(cy, 1) and instrs[x].dtype == ins.dtype:
+                return x
+            if _is(cx, 1) and instrs[y].dtype == ins.dtype:
+                return y
+        elif ins.opcode == "divide":
+            if _is(cy, 1):
+                return x
+        elif ins.opcode == "add":
+            if ints and _is(cy, 0):
+                return x
+            if ints and _is(cx, 0):
+                return y
+            if cy is not None and ins.dtype.kind == "f" and cy == 0 and np.signbit(cy):
+                return x
+        elif _is(cy, 0) and (ints or not np.signbit(cy)):
+            return x
+    if ins.opcode == "negative" and instrs[ins.operands[0]].opcode == "negative":
+        return instrs[ins.operands[0]].operands[0]
+    return None
+
+
+def _fold(b: Builder, ins: Instr) -> int | None:
+    """op(c1, broadcast(c2)) => broadcast(constant(op(c1, c2)))  (all operands scalar)."""
+    if not ins.is_elementwise or ins.opcode not in OPS:
+        return None
+    vals = [_scalar_of(b.instrs, o) for o in ins.operands]
+    if any(v is None for v in vals):
+        return None
+    with np.errstate(all="ignore"):
+        v = np.asarray(OPS[ins.opcode].ref(*vals)).astype(ins.dtype)
+    c = b.add(Instr("constant", (), (), ins.dtype, (), v))
+    if ins.shape == ():
+        return c
+    return b.add(Instr("broadcast", (c,), ins.shape, ins.dtype, (("dimensions", ()),)))
+
+
+def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> int:
+    """movement(elementwise(a, b)) => elementwise(movement(a), movement(b)).
+
+    Views then reach the leaves, where they are free (NumPy strides), and fusion sees one
+    iteration space. Not done when it would recompute an expensive op: a growing broadcast, or
+    an expensive producer that other consumers also read.
+    """
+    key = (mv.opcode, mv.shape, mv.attrs, operand)
+    if key in memo:
+        return memo[key]
+    src = b.instrs[operand]
+    grows = mv.opcode == "broadcast" and int(np.prod(mv.shape)) > int(np.prod(src.shape))
+    expensive = src.opcode in OPS and OPS[src.opcode].cost is Cost.EXPENSIVE
+    scalar = _scalar_of(b.instrs, operand)
+    if scalar is not None:  # a broadcast scalar moved anywhere is the scalar broadcast there
+        c = operand if src.opcode == "constant" else src.operands[0]
+        out = b.add(Instr("broadcast", (c,), mv.shape, mv.dtype, (("dimensions", ()),)))
+    elif src.is_elementwise and not (expensive and (grows or users.get(operand, 0) > 1)):
+        new_ops = tuple(_push(b, mv, o, users, memo) for o in src.operands)
+        out = b.add(Instr(src.opcode, new_ops, mv.shape, src.dtype, src.attrs, src.value))
+    else:
+        out = b.add(Instr(mv.opcode, (operand,), mv.shape, mv.dtype, mv.attrs))
+    memo[key] = out
+    return out
+
+
+def simplify(m: Module) -> Module:
+    """One bottom-up sweep of the local rewrites; then DCE."""
+    b = Builder()
+    new_id: list[int] = []
+    users: dict[int, int] = {}  # new id -> number of consumers in the original module
+    orig_users = [0] * len(m.instrs)
+    for ins in m.instrs:
+        for o in ins.operands:
+            orig_users[o] += 1
+    memo: dict = {}
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000))
+    try:
+        for ins in m.instrs:
+            ins = Instr(ins.opcode, tuple(new_id[o] for o in ins.operands), ins.shape, ins.dtype,
+                        ins.attrs, ins.value)
+            out = _identity(b, ins)
+            if out is None:
+                out = _fold(b, ins)
+            if out is None and ins.opcode in MOVEMENT:
+                out = _push(b, ins, ins.operands[0], users, memo)
+            if out is None:
+                out = b.add(ins)
+            users[out] = users.get(out, 0) + orig_users[len(new_id)]
+            new_id.append(out)
+    finally:
+        sys.setrecursionlimit(limit)
+    return dce(b.build([new_id[o] for o in m.outputs], m.name))

@@ -1,0 +1,186 @@
+"""Run an optimized module: plan each fusion's launch, find or build its kernel, launch it.
+
+Kernels are cached in memory by signature = sha256(masked fused HLO text + launch Spec +
+codegen version): sizes, slice offsets and scalar constants are arguments, never part of the
+key. Outputs are allocated by NumPy (fast, reusable pages), never inside the kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lazyarray import config, stats
+from lazyarray.codegen.cpu import CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode, render
+from lazyarray.ir.hlo import MOVEMENT, Instr, Module
+from lazyarray.ir.interpret import apply_movement, interpret
+from lazyarray.ir.text import print_computation
+from lazyarray.ops.table import reduce_init
+from lazyarray.runtime.layout import Launch, plan
+
+log = logging.getLogger("lazyarray")
+
+MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
+
+
+@dataclass
+class KernelEntry:
+    key: str
+    source: str | None  # None: the code generator declined; the interpreter runs it
+    kernel: object = None
+    reason: str = ""
+
+
+@dataclass
+class KernelRecord:
+    """What explain() reports about one fusion of an evaluation."""
+
+    name: str
+    kind: str
+    key: str
+    status: str  # "hit" | "miss" | "interpreted"
+    source: str | None
+    hlo: str = ""
+
+
+@dataclass
+class Trace:
+    kernels: list[KernelRecord] = field(default_factory=list)
+
+
+_cache: dict[tuple, KernelEntry] = {}
+_cache_lock = threading.Lock()
+
+
+def cache_clear() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def cache_dir() -> str:
+    base = config.get().cache_dir or os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    import numba
+
+    from lazyarray import __version__
+
+    tag = f"lazyarray-{__version__}-numba{numba.__version__}-np{np.__version__}-cg{CODEGEN_VERSION}"
+    path = os.path.join(base, "lazyarray", tag) if not config.get().cache_dir else os.path.join(
+        base, tag)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        if os.stat(path).st_mode & 0o022:
+            log.warning("lazyarray cache dir %s is writable by others; not using it", path)
+            raise PermissionError(path)
+    except OSError:
+        path = tempfile.mkdtemp(prefix="lazyarray-")
+    return path
+
+
+def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
+    masked = print_computation(comp, masked=True)
+    k = (masked, launch.spec)
+    with _cache_lock:
+        e = _cache.get(k)
+    if e is not None:
+        return e, True
+    key = hashlib.sha256(f"{CODEGEN_VERSION}\n{masked}\n{launch.spec}".encode()).hexdigest()[:24]
+    try:
+        e = KernelEntry(key, render(comp, launch.spec))
+    except Unsupported as why:
+        e = KernelEntry(key, None, reason=str(why))
+    with _cache_lock:
+        e = _cache.setdefault(k, e)
+    return e, False
+
+
+def _nchunks(sizes, kept) -> int:
+    return max(1, min(sizes[0], MAX_CHUNKS, (1 << 22) // max(1, int(np.prod(kept)))))
+
+
+def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list]:
+    """(results as the HLO shapes them, the kernel's argument list)."""
+    spec, sizes = launch.spec, launch.sizes
+    kept = tuple(n for n, r in zip(sizes, spec.reduced, strict=True) if not r)
+    canon_shape = (sizes if spec.kind == "loop" else kept) or (1,)
+    results = [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
+    args = [r.reshape(canon_shape) for r in results]
+    inits = []
+    if spec.kind == "reduce":
+        reds = [ins for ins in comp.instrs if ins.opcode == "reduce"]
+        nparts = _nchunks(sizes, kept) if spec.chunked else 1
+        for ins in reds:
+            name = ins.attr("to_apply")
+            adt = acc_dtype(name, ins.dtype)
+            inits.append(reduce_init(name, adt))
+            shape = (nparts, *kept) if partial_mode(spec) else (1,)
+            args.append(np.full(shape, inits[-1], adt))
+    args += [*launch.arrays, *launch.scalars, *sizes]
+    if spec.kind == "reduce":
+        args += [*inits, _nchunks(sizes, kept) if spec.chunked else 1]
+    return results, args
+
+
+def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> list:
+    comp: Module = ins.value
+    launch = plan(comp, operands)
+    entry, hit = _entry(comp, launch)
+    if trace is not None:
+        status = "interpreted" if entry.source is None or launch.empty else (
+            "hit" if hit else "miss")
+        trace.kernels.append(KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"),
+                                          entry.key, status, entry.source,
+                                          print_computation(comp)))
+    if dry:
+        return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
+    if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
+        stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
+        return interpret(comp, operands)
+    stats.bump("hits" if hit else "misses")
+    from lazyarray.backends import numba_cpu
+
+    if entry.kernel is None:
+        try:
+            entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, cache_dir())
+        except Exception as exc:  # never a wrong answer: the interpreter still runs it
+            log.warning("lazyarray: kernel %s failed to compile (%s); interpreting", entry.key, exc)
+            entry.source, entry.reason = None, str(exc)
+            stats.bump("fallbacks")
+            return interpret(comp, operands)
+    results, args = _kernel_args(comp, launch)
+    try:
+        numba_cpu.launch(entry.kernel, args)
+    except (ValueError, IndexError, ZeroDivisionError):
+        raise  # value-dependent errors NumPy raises too (integer ** negative, ...)
+    except Exception as exc:
+        log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)
+        entry.source, entry.reason = None, str(exc)
+        stats.bump("fallbacks")
+        return interpret(comp, operands)
+    return results
+
+
+def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
+    vals: list = [None] * len(m.instrs)
+    for i, ins in enumerate(m.instrs):
+        op = ins.opcode
+        if op == "parameter":
+            vals[i] = args[ins.attr("index")]
+        elif op == "constant":
+            vals[i] = ins.value
+        elif op in MOVEMENT:
+            vals[i] = apply_movement(ins, vals[ins.operands[0]])
+        elif op == "fusion":
+            out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry)
+            vals[i] = out[0] if len(out) == 1 else tuple(out)
+        elif op == "get-tuple-element":
+            vals[i] = vals[ins.operands[0]][ins.attr("index")]
+        else:
+            raise AssertionError(f"unfused {op} at top level")
+    return [vals[o] for o in m.outputs]

@@ -1,0 +1,125 @@
+"""Launch layout: from a fused computation and its operand arrays to a canonical loop nest.
+
+Views inside the fusion are applied here with NumPy (zero-copy strides). Then the iteration
+space is canonicalized the way NumPy's iterator coalesces: size-1 dimensions are dropped,
+broadcast (stride-0) dimensions are not indexed at all, and adjacent dimensions that every
+operand walks contiguously are merged. The kernel signature is the pattern that results
+(rank, which dims each input indexes, which dims are reduced) -- never the sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from lazyarray.ir.hlo import MOVEMENT, Module
+from lazyarray.ir.interpret import apply_movement
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """The shape-free part of a launch: with the masked HLO text, the kernel's cache key."""
+
+    kind: str  # "loop" | "reduce" | "argreduce"
+    rank: int  # canonical loop rank
+    reduced: tuple[bool, ...]  # per canonical dim
+    loads: tuple[tuple[int, tuple[int, ...] | None], ...]  # (instr id, dims indexed | None=scalar)
+    chunked: bool  # reduction whose outer dim is reduced: per-chunk partials
+
+
+@dataclass(slots=True)
+class Launch:
+    spec: Spec
+    sizes: tuple[int, ...]  # canonical loop sizes
+    arrays: list[np.ndarray]  # per array load, in spec.loads order
+    scalars: list[object]  # per scalar load
+    empty: bool  # the iteration space has no elements
+
+
+def load_points(comp: Module) -> list[int]:
+    """Instructions whose values the loop body reads: parameters/constants/views used by ops."""
+    points = []
+    for ins in comp.instrs:
+        if ins.opcode in MOVEMENT or ins.opcode in ("parameter", "constant"):
+            continue
+        for o in ins.operands:
+            src = comp.instrs[o]
+            if (src.opcode in MOVEMENT or src.opcode in ("parameter", "constant")) and o not in points \
+                    and comp.instrs[_base(comp, o)].opcode in ("parameter", "constant"):
+                points.append(o)
+    return points
+
+
+def _base(comp: Module, i: int) -> int:
+    while comp.instrs[i].opcode in MOVEMENT:
+        i = comp.instrs[i].operands[0]
+    return i
+
+
+def _value(comp: Module, i: int, operands: list, memo: dict):
+    if i in memo:
+        return memo[i]
+    ins = comp.instrs[i]
+    if ins.opcode == "parameter":
+        v = operands[ins.attr("index")]
+    elif ins.opcode == "constant":
+        v = ins.value
+    else:
+        v = apply_movement(ins, _value(comp, ins.operands[0], operands, memo))
+    memo[i] = v
+    return v
+
+
+def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
+    reds = [ins for ins in comp.instrs if ins.opcode in ("reduce", "argreduce")]
+    root = reds[0] if reds else comp.instrs[comp.outputs[0]]
+    if root.opcode in ("reduce", "argreduce"):
+        space = comp.instrs[root.operands[0]].shape
+        red = root.attr("dimensions") if root.opcode == "reduce" else (len(space) - 1,)
+        kind = root.opcode
+    else:
+        space, red, kind = root.shape, (), "loop"
+    memo: dict = {}
+    points = load_points(comp)
+    views = [np.asarray(_value(comp, p, operands, memo)) for p in points]
+    empty = any(n == 0 for n in space)
+
+    # drop size-1 dims (an argreduce keeps its reduced last dim even when it has size 1)
+    keep = [d for d, n in enumerate(space) if n != 1 or (kind == "argreduce" and d in red)]
+    sizes = [space[d] for d in keep]
+    reduced = [d in red for d in keep]
+    # a load has the iteration space's shape, or is 0-d (a constant read as it is)
+    strides = [[v.strides[d] for d in keep] if v.ndim else [0] * len(keep) for v in views]
+
+    # merge adjacent dims that every load walks as one (same reducedness; outputs are C order)
+    d = len(sizes) - 2
+    while d >= 0:
+        ok = reduced[d] == reduced[d + 1] and not (kind == "argreduce" and reduced[d + 1])
+        if ok:
+            for s in strides:
+                if (s[d] == 0) != (s[d + 1] == 0) or (s[d] != 0 and s[d] != s[d + 1] * sizes[d + 1]):
+                    ok = False
+                    break
+        if ok:
+            sizes[d] *= sizes[d + 1]
+            for s in strides:
+                s[d] = s[d + 1]
+                del s[d + 1]
+            del sizes[d + 1], reduced[d + 1]
+        d -= 1
+
+    loads, arrays, scalars = [], [], []
+    for p, v, s in zip(points, views, strides, strict=True):
+        dims = tuple(k for k, st in enumerate(s) if st != 0)  # stride 0: broadcast, not indexed
+        if not dims:
+            loads.append((p, None))
+            scalars.append(v[(0,) * v.ndim] if v.size else v.dtype.type(0))
+        else:
+            loads.append((p, dims))
+            arrays.append(as_strided(v, tuple(sizes[k] for k in dims), tuple(s[k] for k in dims),
+                                     writeable=False))
+    chunked = kind == "reduce" and bool(reduced) and reduced[0]
+    spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked)
+    return Launch(spec, tuple(sizes), arrays, scalars, empty)

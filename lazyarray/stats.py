@@ -1,0 +1,26 @@
+"""Counters: compiles, cache hits, kernels launched, interpreter runs, fallbacks."""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_FIELDS = ("hits", "misses", "compiles", "disk_hits", "kernels_launched", "interpreter_runs",
+           "fallbacks", "materializations")
+counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
+
+
+def bump(name: str, n: int = 1) -> None:
+    with _lock:
+        counters[name] += n
+
+
+def reset() -> None:
+    with _lock:
+        for k in counters:
+            counters[k] = 0
+
+
+def snapshot() -> dict[str, int]:
+    with _lock:
+        return dict(counters)
