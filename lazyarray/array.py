@@ -211,6 +211,9 @@ class Array:
     def imag(self) -> Array:
         return _fallback(np.imag, self)
 
+    def _root(self) -> Array:
+        return self if self._base is None else self._base
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -283,7 +286,7 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         if _is_basic(key):
-            return Array(build.getitem(self._node, key), base=self._base or self)
+            return Array(build.getitem(self._node, key), base=self._root())
         return _fallback(lambda a, k: a[k], self, key)
 
     def __setitem__(self, key, value) -> None:
@@ -331,12 +334,12 @@ class Array:
     def reshape(self, *shape, order="C", copy=None) -> Array:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return Array(build.reshape(self._node, shape, order), base=self._base or self)
+        return Array(build.reshape(self._node, shape, order), base=self._root())
 
     def transpose(self, *axes) -> Array:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return Array(build.transpose(self._node, axes or None), base=self._base or self)
+        return Array(build.transpose(self._node, axes or None), base=self._root())
 
     def swapaxes(self, axis1, axis2) -> Array:
         from lazyarray._manipulation import swapaxes
@@ -479,6 +482,18 @@ for _py, _uf in _OPERATORS.items():
 for _py, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                  "eq": "equal", "ne": "not_equal"}.items():
     setattr(Array, f"__{_py}__", _binary(_uf))
+def _pow(self, other):
+    """x ** 2 and x ** 0.5 on inexact arrays use square/sqrt, as ndarray.__pow__ does."""
+    if isinstance(other, (int, float, np.integer, np.floating)) and not isinstance(other, bool) \
+            and self.dtype.kind in "fc":
+        if other == 2:
+            return _UFUNCS["square"](self)
+        if other == 0.5:
+            return _UFUNCS["sqrt"](self)
+    return _UFUNCS["power"](self, other)
+
+
+Array.__pow__ = _pow
 Array.__hash__ = None  # type: ignore[assignment]
 Array.__neg__ = lambda self: _UFUNCS["negative"](self)
 Array.__pos__ = lambda self: _UFUNCS["positive"](self)

@@ -183,10 +183,31 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         acc_t.append(np_type(acc_dtype(rdef.name, rins.dtype)))
         combine.append(rdef.combine)
     body = _body(comp, spec, idx, epi)
-    step = [f"acc{k} = {acc_t[k]}({combine[k].format(f'acc{k}', f'x{comp.instrs[r].operands[0]}')})"
-            for k, r in enumerate(reds)]
+    def stepped(lane: str) -> list[str]:
+        return [f"acc{k}{lane} = {acc_t[k]}("
+                f"{combine[k].format(f'acc{k}{lane}', f'x{comp.instrs[r].operands[0]}')})"
+                for k, r in enumerate(reds)]
+
+    step = stepped("")
 
     epi_alias: set[int] = set()
+
+    def lanes(d: int, lo: str, hi: str) -> list[str]:
+        """The innermost reduced loop with 4 independent accumulators (fixed order, so still
+        deterministic): the add chain no longer waits on one register."""
+        out = [f"acc{k}_{j} = init{k}" for k in range(len(reds)) for j in (1, 2, 3)]
+        out.append(f"for q in range({lo}, {hi} - 3, 4):")
+        for j in range(4):
+            lane = stepped(f"_{j}" if j else "")
+            out += [f"    i{d} = q + {j}", *_indent(body, 1), *_indent(lane, 1)]
+        out.append(f"for i{d} in range({lo} + ({hi} - ({lo})) // 4 * 4, {hi}):")
+        out += _indent(body + step, 1)
+        for k in range(len(reds)):
+            c = combine[k]
+            pair = lambda x, y, c=c, k=k: f"{acc_t[k]}({c.format(x, y)})"  # noqa: E731
+            out.append(f"acc{k} = " + pair(pair(f"acc{k}", f"acc{k}_1"),
+                                           pair(f"acc{k}_2", f"acc{k}_3")))
+        return out
 
     def finish(at: str) -> list[str]:
         lines = [f"x{r} = acc{k}" for k, r in enumerate(reds)]
@@ -204,8 +225,11 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         kidx = ", ".join(idx[d] for d in kept) or "0"
         lines = _nest(list(range(t)), "i", True)
         inner = [f"acc{k} = init{k}" for k in range(len(reds))]
-        inner += _nest(list(range(t, spec.rank)), "i", not kept)
-        inner += _indent(body + step, spec.rank - t)
+        inner += _nest(list(range(t, spec.rank - 1)), "i", False)
+        if spec.rank > t:
+            inner += _indent(lanes(spec.rank - 1, "0", f"n{spec.rank - 1}"), spec.rank - 1 - t)
+        else:
+            inner += body + step
         inner += finish(kidx)
         return _indent(lines, 1) + _indent(inner, t + 1)
 
@@ -224,10 +248,16 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         depth += 1
     acc_depth = depth
     lines += _indent([f"acc{k} = part{k}[{pidx}]" for k in range(len(reds))], depth)
-    for d in range(t, spec.rank):
-        lines.append("    " * depth + open_dim(d))
-        depth += 1
-    lines += _indent(body + step, depth)
+    if t == spec.rank:  # the innermost dim is kept: accumulate element by element
+        lines += _indent(body + step, depth)
+    else:
+        for d in range(t, spec.rank - 1):
+            lines.append("    " * depth + open_dim(d))
+            depth += 1
+        last = spec.rank - 1
+        lo, hi = ("c * n0 // nchunks", "(c + 1) * n0 // nchunks") if (
+            spec.chunked and last == 0) else ("0", f"n{last}")
+        lines += _indent(lanes(last, lo, hi), depth)
     lines += _indent([f"part{k}[{pidx}] = acc{k}" for k in range(len(reds))], acc_depth)
     # combine the partials, then the epilogue, once per output element
     jidx = [f"j{d}" for d in range(spec.rank)]

@@ -66,7 +66,9 @@ def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
     types = [a.dtype if isinstance(a, Node) else weak_type(a) for a in args]
     if name in _COMPARISONS and int in types:
         types = _comparison_types(types, args)
-    *loop_in, out_dtype = ufunc_loop(op.ref, tuple(types), dtype)
+    uf = op.dtype_ufunc or op.ref
+    loop = ufunc_loop(uf, tuple(types), dtype)
+    loop_in, out_dtype = loop[: uf.nin], loop[uf.nin + op.output]
     shapes = [a.shape for a in args if isinstance(a, Node)]
     shape = shapes[0] if all(s == shapes[0] for s in shapes) else _broadcast_shapes(shapes)
     srcs = tuple(_operand(a, dt, shape) for a, dt in zip(args, loop_in, strict=True))

@@ -42,7 +42,7 @@ def ufunc_loop(ufunc: np.ufunc, in_types: tuple[WeakOrDtype, ...],
 @functools.lru_cache(maxsize=1024)
 def reduce_dtype(ufunc: np.ufunc, dtype: np.dtype, out: np.dtype | None) -> np.dtype:
     """Accumulator/result dtype of `ufunc.reduce(x_of_dtype, dtype=out)`, as NumPy picks it."""
-    return ufunc.resolve_dtypes((out, dtype, out), reduction=True)[2]
+    return ufunc.resolve_dtypes((out, dtype, None), reduction=True)[0]
 
 
 def weak_type(value) -> WeakOrDtype:

@@ -28,6 +28,8 @@ class OpDef:
     cost: Cost = Cost.CHEAP
     template: str | None = None  # Numba scalar expression; None -> "np.<name>({0}, ...)"
     direction: str | None = None  # compare direction (EQ, NE, LT, LE, GT, GE)
+    output: int = 0  # which output of `dtype_ufunc` this row computes (two-output ufuncs)
+    dtype_ufunc: np.ufunc | None = None  # dtype oracle when `ref` is not a ufunc itself
 
     @property
     def is_ufunc(self) -> bool:
@@ -37,9 +39,11 @@ class OpDef:
 C, E = Cost.CHEAP, Cost.EXPENSIVE
 
 
-def _ew(name, hlo, cost=C, template=None, direction=None, ref=None, nin=None):
+def _ew(name, hlo, cost=C, template=None, direction=None, ref=None, nin=None, half=None):
     ref = getattr(np, name) if ref is None else ref
-    return OpDef(name, hlo, ref.nin if nin is None else nin, ref, cost, template, direction)
+    ufunc, output = half if half else (None, 0)
+    return OpDef(name, hlo, ref.nin if nin is None else nin, ref, cost, template, direction,
+                 output, ufunc)
 
 
 def _modf_frac(x):
@@ -142,10 +146,10 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("isfinite",            "is-finite"),
     _ew("signbit",             "signbit"),
     # the two halves of NumPy's two-output ufuncs (divmod is floor_divide + remainder)
-    _ew("modf_frac",           "modf-fraction",         C, "_h.modf_frac({0})", ref=_modf_frac, nin=1),
-    _ew("modf_int",            "modf-integral",         C, "_h.modf_int({0})", ref=_modf_int, nin=1),
-    _ew("frexp_mantissa",      "frexp-mantissa",        C, "_h.frexp_mantissa({0})", ref=_frexp_mantissa, nin=1),
-    _ew("frexp_exponent",      "frexp-exponent",        C, "_h.frexp_exponent({0})", ref=_frexp_exponent, nin=1),
+    _ew("modf_frac",           "modf-fraction",         C, "_h.modf_frac({0})", ref=_modf_frac, nin=1, half=(np.modf, 0)),
+    _ew("modf_int",            "modf-integral",         C, "_h.modf_int({0})", ref=_modf_int, nin=1, half=(np.modf, 1)),
+    _ew("frexp_mantissa",      "frexp-mantissa",        C, "_h.frexp_mantissa({0})", ref=_frexp_mantissa, nin=1, half=(np.frexp, 0)),
+    _ew("frexp_exponent",      "frexp-exponent",        C, "_h.frexp_exponent({0})", ref=_frexp_exponent, nin=1, half=(np.frexp, 1)),
     # np.clip is a 3-input ufunc in NumPy 2 (NaN-propagating like maximum/minimum)
     _ew("clip",                "clamp",                 C, "np.minimum(np.maximum({0}, {1}), {2})",
         ref=np._core.umath.clip),

@@ -90,8 +90,12 @@ def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
     keep = [d for d, n in enumerate(space) if n != 1 or (kind == "argreduce" and d in red)]
     sizes = [space[d] for d in keep]
     reduced = [d in red for d in keep]
-    # a load has the iteration space's shape, or is 0-d (a constant read as it is)
-    strides = [[v.strides[d] for d in keep] if v.ndim else [0] * len(keep) for v in views]
+    # a load has the iteration space's shape, or is a scalar (a 0-d constant, or a constant
+    # broadcast over a reduction's epilogue): read once, not indexed
+    if any(v.shape != space and any(v.strides) for v in views):
+        raise AssertionError("a load does not span the iteration space")
+    strides = [[v.strides[d] for d in keep] if v.shape == space else [0] * len(keep)
+               for v in views]
 
     # merge adjacent dims that every load walks as one (same reducedness; outputs are C order)
     d = len(sizes) - 2
