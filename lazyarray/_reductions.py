@@ -3,6 +3,7 @@ compositions of them, with NumPy's dtype choices written once here."""
 
 from __future__ import annotations
 
+import math
 import builtins
 
 import numpy as np
@@ -106,7 +107,7 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
 
 def _count(node: Node, axis) -> int:
     axes = build.normalize_axes(axis, len(node.shape))
-    return int(np.prod([node.shape[x] for x in axes]))
+    return math.prod([node.shape[x] for x in axes])
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):

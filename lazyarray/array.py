@@ -6,13 +6,14 @@ An Array wraps a graph Node. Operators and methods only build nodes; observing a
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
 from lazyarray import engine, stats
 from lazyarray.graph import build
-from lazyarray.graph.node import MAX_PENDING, Node, buffer, constant
+from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 
 
@@ -45,7 +46,7 @@ def operand(x):
 
 
 def wrap(node: Node) -> Array:
-    if node.weight > MAX_PENDING and not node.realized:
+    if node.depth > MAX_DEPTH and not node.realized:
         engine.materialize([node])  # cut long pending graphs: bounded memory, cached kernels
     return Array(node)
 
@@ -181,7 +182,7 @@ class Array:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._node.shape))
+        return math.prod(self._node.shape)
 
     @property
     def itemsize(self) -> int:

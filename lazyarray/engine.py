@@ -6,7 +6,9 @@ reference interpreter: no passes, no compile, so tiny work costs about what NumP
 
 from __future__ import annotations
 
+import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,15 +23,29 @@ from lazyarray.passes import run_pipeline
 from lazyarray.runtime.executor import KernelRecord, Trace, execute
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
+_plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
+MAX_PLANS = 1024
 
 
-def _largest(module: Module) -> int:
-    return max((int(np.prod(i.shape)) for i in module.instrs), default=0)
+def optimize(module: Module) -> Module:
+    """run_pipeline, memoized on the module's structure (a loop body is optimized once)."""
+    plan = _plans.get(module.key)
+    if plan is None:
+        plan = run_pipeline(module)
+        _plans[module.key] = plan
+        if len(_plans) > MAX_PLANS:
+            _plans.popitem(last=False)
+    else:
+        _plans.move_to_end(module.key)
+    return plan
 
 
 def _use_interpreter(module: Module) -> bool:
     o = config.get()
-    return o.backend == "numpy" or _largest(module) < o.eager_threshold
+    if o.backend == "numpy":
+        return True
+    threshold = o.eager_threshold
+    return all(math.prod(i.shape) < threshold for i in module.instrs)
 
 
 def materialize(nodes: list[Node]) -> None:
@@ -44,7 +60,7 @@ def materialize(nodes: list[Node]) -> None:
             stats.bump("interpreter_runs")
             outs = interpret(module, args)
         else:
-            outs = execute(run_pipeline(module), args)
+            outs = execute(optimize(module), args)
         for node, value in zip(pending, outs, strict=True):
             value = np.asarray(value)
             if value.dtype != node.dtype:  # the interpreter's NumPy call may widen a 0-d result

@@ -33,10 +33,15 @@ def _write_atomic(path: str, text: str) -> None:
 
 
 def compile_kernel(key: str, source: str, cache_dir: str):
-    """The compiled dispatcher for `source` (which defines `kernel`)."""
+    """(parallel, serial) dispatchers for `source`, which defines `kernel`.
+
+    Small launches take the serial one: waking the worker threads costs more than it saves.
+    """
     parallel = "prange(" in source
-    deco = f"@njit(parallel={parallel}, error_model='numpy', cache=True, nogil=True)\n"
-    text = f"# lazyarray kernel {key}\n" + _PRELUDE + deco + source
+    deco = "@njit(parallel={}, error_model='numpy', cache=True, nogil=True)\n"
+    serial = source.replace("def kernel(", "def kernel_serial(", 1)
+    text = (f"# lazyarray kernel {key}\n" + _PRELUDE + deco.format(parallel) + source + "\n\n"
+            + deco.format(False) + serial)
     name = f"lazyarray_kernel_{key}"
     path = os.path.join(cache_dir, name + ".py")
     with _lock:
@@ -50,7 +55,7 @@ def compile_kernel(key: str, source: str, cache_dir: str):
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-    return module.kernel
+    return module.kernel, module.kernel_serial
 
 
 def launch(kernel, args) -> None:

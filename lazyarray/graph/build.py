@@ -6,6 +6,8 @@ value is needed. Operands are Nodes or Python/NumPy scalars (weak/strong as in N
 
 from __future__ import annotations
 
+import math
+import functools
 import operator
 
 import numpy as np
@@ -31,6 +33,8 @@ def broadcast_to(node: Node, shape: tuple[int, ...]) -> Node:
     """NumPy broadcasting of `node` to `shape` (operand dims right-aligned, size 1 stretches)."""
     if node.shape == shape:
         return node
+    if not node.shape:  # a scalar goes anywhere
+        return Node("broadcast", (node,), shape, node.dtype, (("dimensions", ()),))
     np.broadcast_shapes(node.shape, shape)  # raises NumPy's ValueError
     if len(node.shape) > len(shape) or np.broadcast_shapes(node.shape, shape) != shape:
         raise ValueError(f"cannot broadcast a non-scalar of shape {node.shape} to shape {shape}")
@@ -41,7 +45,22 @@ def broadcast_to(node: Node, shape: tuple[int, ...]) -> Node:
 def _operand(x, dtype: np.dtype, shape: tuple[int, ...]) -> Node:
     if isinstance(x, Node):
         return broadcast_to(convert(x, dtype), shape)
-    return broadcast_to(constant(scalar_as(x, dtype), dtype), shape)
+    return broadcast_to(_scalar_constant(x, dtype), shape)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_constant(value, kind: type, dtype: np.dtype) -> Node:
+    return constant(scalar_as(value, dtype), dtype)
+
+
+def _scalar_constant(value, dtype: np.dtype) -> Node:
+    """Constant leaves are immutable: the same Python scalar in a loop body is one node."""
+    if type(value) in (int, float, bool):
+        try:
+            return _cached_constant(value, type(value), dtype)
+        except TypeError:
+            pass
+    return constant(scalar_as(value, dtype), dtype)
 
 
 def _comparison_types(types: list, args: tuple) -> list:
@@ -101,16 +120,16 @@ def select(cond: Node, x, y, dtype: np.dtype) -> Node:
 
 
 def reshape(node: Node, shape, order: str = "C") -> Node:
-    size = int(np.prod(node.shape))
+    size = math.prod(node.shape)
     shape = tuple(operator.index(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
     if shape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1]))
+        known = math.prod([d for d in shape if d != -1])
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
         shape = tuple(size // known if d == -1 else d for d in shape)
-    if any(d < 0 for d in shape) or int(np.prod(shape)) != size:
+    if any(d < 0 for d in shape) or math.prod(shape) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
     if order not in ("C", "F", "A"):
         raise ValueError("order must be one of 'C', 'F', 'A'")

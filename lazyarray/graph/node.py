@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_PENDING = 2_000  # a node whose pending graph is larger is materialized when built
+MAX_DEPTH = 10_000  # a node whose pending graph is deeper is materialized when built
 
 
 class Node:
-    __slots__ = ("op", "srcs", "shape", "dtype", "attrs", "value", "weight", "__weakref__")
+    __slots__ = ("op", "srcs", "shape", "dtype", "attrs", "value", "depth", "__weakref__")
 
     def __init__(self, op: str, srcs: tuple[Node, ...], shape: tuple[int, ...], dtype: np.dtype,
                  attrs: tuple = (), value: np.ndarray | None = None):
@@ -24,8 +24,12 @@ class Node:
         self.dtype = dtype
         self.attrs = attrs
         self.value = value
-        # size of the pending graph behind this node (over-counts shared parts; only a bound)
-        self.weight = 1 + sum(s.weight for s in srcs)
+        # depth of the pending graph behind this node: long loops are cut at MAX_DEPTH
+        depth = 0
+        for s in srcs:
+            if s.depth > depth:
+                depth = s.depth
+        self.depth = depth + 1
 
     @property
     def realized(self) -> bool:
@@ -34,7 +38,7 @@ class Node:
     def realize(self, value: np.ndarray) -> None:
         """Become a buffer leaf holding `value` (read-only: graphs built earlier may share it)."""
         value.flags.writeable = False
-        self.op, self.srcs, self.attrs, self.value, self.weight = "buffer", (), (), value, 1
+        self.op, self.srcs, self.attrs, self.value, self.depth = "buffer", (), (), value, 1
 
     def attr(self, name: str, default=None):
         for k, v in self.attrs:
@@ -52,7 +56,9 @@ def buffer(array: np.ndarray) -> Node:
 
 
 def constant(value, dtype: np.dtype) -> Node:
-    return Node("constant", (), (), dtype, (), np.asarray(value, dtype=dtype))
+    if not (isinstance(value, np.ndarray) and value.dtype == dtype):
+        value = np.asarray(value, dtype=dtype)
+    return Node("constant", (), (), dtype, (), value)
 
 
 def toposort(roots: list[Node]) -> list[Node]:

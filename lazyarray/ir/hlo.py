@@ -50,11 +50,12 @@ class Instr:
 _NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | {"fusion", "get-tuple-element"}
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class Module:
     instrs: tuple[Instr, ...]
     outputs: tuple[int, ...]
     name: str = "main"
+    key: tuple | None = None  # structural key (opcodes, shapes, dtypes, attrs, constant values)
 
     @property
     def params(self) -> list[Instr]:
@@ -98,4 +99,5 @@ class Builder:
         return len(self.instrs) - 1
 
     def build(self, outputs, name: str = "main") -> Module:
-        return Module(tuple(self.instrs), tuple(outputs), name)
+        outputs = tuple(outputs)
+        return Module(tuple(self.instrs), outputs, name, (tuple(self._seen), outputs))

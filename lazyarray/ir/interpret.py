@@ -53,7 +53,8 @@ def _eval(ins: Instr, vals: list) -> np.ndarray:
         f = np.argmax if ins.attr("to_apply") == "max" else np.argmin
         return np.asarray(f(xs[0], axis=-1))
     if op == "fusion":
-        return tuple(interpret(ins.value, xs))
+        outs = interpret(ins.value, xs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
     if op == "get-tuple-element":
         return xs[0][ins.attr("index")]
     raise NotImplementedError(f"no reference semantics for {op}")

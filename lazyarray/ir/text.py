@@ -64,6 +64,8 @@ def _instr_str(i: int, ins: Instr, outputs, masked: bool, fusion_names: dict) ->
         attrs = [*attrs, ("calls", fusion_names[id(ins.value)])]
     elif opcode == "transpose":
         attrs = [("dimensions", ins.attr("permutation"))]
+    elif opcode == "reshape":  # the target shape is the instruction's own
+        attrs = []
     elif opcode in OPS:
         op = OPS[opcode]
         opcode = op.hlo
@@ -163,6 +165,8 @@ def _parse_instr(m: re.Match, fusions: dict) -> Instr:
         return Instr(op, operands, first.shape, first.dtype, (("kind", attrs["kind"]),), sub)
     if op == "transpose":
         return Instr(op, operands, shape, dtype, (("permutation", attrs["dimensions"]),))
+    if op == "reshape":
+        return Instr(op, operands, shape, dtype, (("shape", shape),))
     if op == "compare" or (op, None) in BY_HLO:
         name = BY_HLO[(op, attrs.get("direction"))].name
         return Instr(name, operands, shape, dtype)

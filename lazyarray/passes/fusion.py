@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import math
 import numpy as np
 
 from lazyarray.ir.hlo import MOVEMENT, REDUCE_LIKE, SOURCES, Builder, Instr, Module
@@ -35,6 +36,9 @@ class Group:
         if self.kind == "input":
             return (r.opcode, m.instrs[r.operands[0]].shape, r.attr("dimensions"))
         return ("loop", r.shape)
+
+
+MAX_FUSION = 96  # instructions per kernel: bounds compile time; long chains become a few kernels
 
 
 def _cheap(ins: Instr) -> bool:
@@ -66,7 +70,8 @@ def assign_groups(m: Module) -> list[Group]:
             continue
         viewed = any(m.instrs[u].opcode in MOVEMENT for u in users[i])
         ugroups = set().union(*(member_of[u] for u in users[i])) if users[i] else set()
-        if i in outputs or viewed or not ugroups:
+        full = any(len(groups[g].members) >= MAX_FUSION for g in ugroups)
+        if i in outputs or viewed or not ugroups or full:
             if i in outputs and not viewed and len(ugroups) == 1:
                 g = groups[next(iter(ugroups))]
                 if g.kind == "loop":  # multi-output: producer joins its consumer as a root
@@ -159,7 +164,7 @@ def _epilogue_of(m: Module, groups: list[Group | None], k: int) -> int | None:
                     or (owner is not None and owner != cands[0])):
                 return None
             owner = cands[0]
-            if int(np.prod(ins.shape)) != int(np.prod(shape_size)):
+            if math.prod(ins.shape) != math.prod(shape_size):
                 return None
     return owner
 

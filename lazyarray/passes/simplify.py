@@ -6,6 +6,7 @@ driver that rebuilds the module through a CSE-ing Builder.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -94,7 +95,7 @@ def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> 
     if key in memo:
         return memo[key]
     src = b.instrs[operand]
-    grows = mv.opcode == "broadcast" and int(np.prod(mv.shape)) > int(np.prod(src.shape))
+    grows = mv.opcode == "broadcast" and math.prod(mv.shape) > math.prod(src.shape)
     expensive = src.opcode in OPS and OPS[src.opcode].cost is Cost.EXPENSIVE
     scalar = _scalar_of(b.instrs, operand)
     if scalar is not None:  # a broadcast scalar moved anywhere is the scalar broadcast there

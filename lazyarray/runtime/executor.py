@@ -7,11 +7,13 @@ key. Outputs are allocated by NumPy (fast, reusable pages), never inside the ker
 
 from __future__ import annotations
 
+import math
 import hashlib
 import logging
 import os
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +28,7 @@ from lazyarray.runtime.layout import Launch, plan
 
 log = logging.getLogger("lazyarray")
 
+PARALLEL_MIN = 1 << 17  # iterations below which a kernel runs serially (thread wake-up costs)
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
 
 
@@ -83,8 +86,13 @@ def cache_dir() -> str:
     return path
 
 
+_masked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
-    masked = print_computation(comp, masked=True)
+    masked = _masked.get(comp)
+    if masked is None:
+        masked = _masked[comp] = print_computation(comp, masked=True)
     k = (masked, launch.spec)
     with _cache_lock:
         e = _cache.get(k)
@@ -101,7 +109,7 @@ def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
 
 
 def _nchunks(sizes, kept) -> int:
-    return max(1, min(sizes[0], MAX_CHUNKS, (1 << 22) // max(1, int(np.prod(kept)))))
+    return max(1, min(sizes[0], MAX_CHUNKS, (1 << 22) // max(1, math.prod(kept))))
 
 
 def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list]:
@@ -155,7 +163,9 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
             return interpret(comp, operands)
     results, args = _kernel_args(comp, launch)
     try:
-        numba_cpu.launch(entry.kernel, args)
+        parallel, serial = entry.kernel
+        work = math.prod(launch.sizes)
+        numba_cpu.launch(parallel if work >= PARALLEL_MIN else serial, args)
     except (ValueError, IndexError, ZeroDivisionError):
         raise  # value-dependent errors NumPy raises too (integer ** negative, ...)
     except Exception as exc:

@@ -122,8 +122,9 @@ def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
             scalars.append(v[(0,) * v.ndim] if v.size else v.dtype.type(0))
         else:
             loads.append((p, dims))
-            arrays.append(as_strided(v, tuple(sizes[k] for k in dims), tuple(s[k] for k in dims),
-                                     writeable=False))
+            shape, st = tuple(sizes[k] for k in dims), tuple(s[k] for k in dims)
+            arrays.append(v if (v.shape, v.strides) == (shape, st) else
+                          as_strided(v, shape, st, writeable=False))
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked)
     return Launch(spec, tuple(sizes), arrays, scalars, empty)
