@@ -36,7 +36,7 @@ from lazyarray._reductions import (  # noqa: E402
     all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var,
 )
 from lazyarray._ufuncs import *  # noqa: E402,F403
-from lazyarray.array import Array, _fallback, ufunc  # noqa: E402
+from lazyarray.array import Array, _fallback, may_share_memory, shares_memory, ufunc  # noqa: E402
 from lazyarray.config import options  # noqa: E402
 from lazyarray.runtime.executor import cache_clear as _kernel_cache_clear  # noqa: E402
 
@@ -60,8 +60,9 @@ complex_ = complex128
 
 def evaluate(*arrays) -> None:
     """Materialize several arrays in one fused pass (shared inputs are read once)."""
-    nodes = [a._node for a in arrays if isinstance(a, Array)]
-    _engine.materialize(nodes)
+    arrays = [a for a in arrays if isinstance(a, Array)]
+    _engine.materialize(list({id(a._storage): a._storage.node for a in arrays}.values()))
+    _engine.materialize([a._node for a in arrays if a._chain])
 
 
 def explain(*arrays):

@@ -61,7 +61,7 @@ def broadcast_to(array, shape, subok=False):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if any(s < 0 for s in shape):
         raise ValueError("all elements of broadcast shape must be non-negative")
-    return Array(build.broadcast_to(a._node, shape), base=a._root())
+    return a._view(build.broadcast_to, (shape,), np.broadcast_to(a._layout(), shape))
 
 
 def broadcast_shapes(*shapes):

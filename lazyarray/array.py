@@ -15,6 +15,7 @@ from lazyarray import engine, stats
 from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
+from lazyarray.storage import Storage, strided_view
 
 
 def as_node(x) -> Node:
@@ -160,12 +161,45 @@ class Array:
     size and len() never compute anything.
     """
 
-    __slots__ = ("__weakref__", "_base", "_node")
+    __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_storage")
     __array_priority__ = 100.0
 
-    def __init__(self, node: Node, base: Array | None = None):
-        self._node = node
-        self._base = base  # the Array this one is a view of (writes are refused on views for now)
+    def __init__(self, node: Node):
+        self._storage = Storage(node)
+        self._chain: tuple = ()  # view ops from the storage's base to this array
+        self._proxy = None  # layout proxy (views: set when made; bases: made on demand)
+        self._base: Array | None = None  # the array that owns the storage (None: this one)
+
+    @property
+    def _node(self) -> Node:
+        """The current value's graph node: the view chain over the storage's current version."""
+        node = self._storage.node
+        for fn, args in self._chain:
+            node = fn(node, *args)
+        return node
+
+    def _layout(self) -> np.ndarray:
+        return self._storage.fake() if self._proxy is None else self._proxy
+
+    def _view(self, fn, args: tuple, proxy: np.ndarray) -> Array:
+        """A view of this array: same storage, one more op in the chain (validated now)."""
+        fn(self._node, *args)
+        v = Array.__new__(Array)
+        v._storage, v._chain, v._proxy = self._storage, (*self._chain, (fn, args)), proxy
+        v._base = self._root()
+        return v
+
+    def _root(self) -> Array:
+        return self if self._base is None else self._base
+
+    @property
+    def base(self) -> Array | None:
+        """The array whose memory this one views (None if it owns its data), as in NumPy."""
+        return self._base
+
+    @property
+    def flags(self) -> _Flags:
+        return _Flags(self)
 
     # ---- metadata (never computes) ------------------------------------------------------
     @property
@@ -222,8 +256,11 @@ class Array:
 
     # ---- materialization -------------------------------------------------------------
     def _value(self) -> np.ndarray:
-        engine.materialize([self._node])
-        return self._node.value
+        """Compute the storage's current version (as NumPy would hold it), then view it."""
+        engine.materialize([self._storage.node])
+        node = self._node
+        engine.materialize([node])
+        return node.value
 
     def __array__(self, dtype=None, copy=None):
         v = self._value()
@@ -287,37 +324,64 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         if _is_basic(key):
-            return Array(build.getitem(self._node, key), base=self._root())
+            key = _normalize_key(key)
+            return self._view(build.getitem, (key,), self._layout()[key])
         return _fallback(lambda a, k: a[k], self, key)
 
     def __setitem__(self, key, value) -> None:
-        self._assign_at(key, value)
+        """a[key] = value: NumPy's broadcasting and (unsafe) casting, seen by every view."""
+        layout = self._layout()
+        if not layout.flags.writeable:
+            raise ValueError("assignment destination is read-only")
+        if not _is_basic(key):
+            return self._write_eagerly(key, value)
+        target = layout[_normalize_key(key)]
+        if target.size == 0:
+            return None
+        val = value._node if isinstance(value, Array) else as_value_node(value, self.dtype)
+        if val.dtype.kind not in "biufc":
+            raise TypeError(f"cannot assign {val.dtype} to {self.dtype}")
+        try:
+            np.broadcast_shapes(val.shape, target.shape)
+            if np.broadcast_shapes(val.shape, target.shape) != target.shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"could not broadcast input array from shape {val.shape} into "
+                             f"shape {target.shape}") from None
+        with np.errstate(all="ignore"):
+            val = build.broadcast_to(build.convert(val, self.dtype), target.shape)
+        self._write(target, val)
 
-    def _check_writable_alone(self) -> None:
-        if self._base is not None:
-            raise NotImplementedError(
-                "lazyarray does not yet support writing through a view; write to the base "
-                "array, or take a .copy() first")
+    def _write(self, target: np.ndarray, value: Node) -> None:
+        """Replace the storage's node with an `update` of its old version over `target`."""
+        storage = self._storage
+        offset, strides = storage.region(target)
+        base = storage.node
+        if target.shape == base.shape and offset == 0 and target.strides == storage.fake().strides:
+            storage.node = value  # the whole base, in order: the new value is the new version
+            return
+        storage.node = Node("update", (base, value), base.shape, base.dtype,
+                            (("offset", offset), ("strides", strides)))
 
-    def _assign_at(self, key, value) -> None:
-        """a[key] = value with NumPy's casting (functional update: old graphs keep old values)."""
-        self._check_writable_alone()
-        new = np.array(self._value(), copy=True)
-        new[key] = np.asarray(value) if isinstance(value, Array) else value
-        self._node = buffer(new)
+    def _write_eagerly(self, key, value) -> None:
+        """Advanced-index writes: NumPy's own setitem on a copy of the current version."""
+        storage = self._storage
+        engine.materialize([storage.node])
+        new = np.array(storage.node.value, copy=True, order="C")
+        offset, strides = storage.region(self._layout())
+        view = strided_view(new.reshape(-1), offset, self.shape, strides)
+        view[_as_numpy_key(key)] = np.asarray(value) if isinstance(value, Array) else value
+        storage.node = buffer(new)
 
     def _assign(self, result: Array, casting: str = "same_kind") -> None:
-        """Replace this array's whole value (out= and in-place operators), NumPy casting rules."""
-        self._check_writable_alone()
+        """Write `result` over this whole array (out= and in-place operators), NumPy casting."""
         if not np.can_cast(result.dtype, self.dtype, casting=casting):
             raise TypeError(f"Cannot cast ufunc output from {result.dtype!r} to "
                             f"{self.dtype!r} with casting rule {casting!r}")
-        node = build.broadcast_to(result._node, self.shape) if result.shape != self.shape else \
-            result._node
-        if result.shape != self.shape and np.broadcast_shapes(result.shape, self.shape) != self.shape:
+        if np.broadcast_shapes(result.shape, self.shape) != self.shape:
             raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
                              f"match the broadcast shape {result.shape}")
-        self._node = build.convert(node, self.dtype)
+        self[...] = result
 
     # ---- conversions and shape methods -------------------------------------------------
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> Array:
@@ -333,14 +397,26 @@ class Array:
         return Array(self._node)
 
     def reshape(self, *shape, order="C", copy=None) -> Array:
+        """A view where NumPy gives one (same strides rule), else a copy."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return Array(build.reshape(self._node, shape, order), base=self._root())
+        node = build.reshape(self._node, shape, order)  # validates
+        if copy is not True:
+            try:
+                proxy = self._layout().reshape(node.shape, order=order, copy=False)
+            except ValueError:
+                if copy is False:
+                    raise
+            else:
+                return self._view(build.reshape, (node.shape, order), proxy)
+        return Array(node)
 
     def transpose(self, *axes) -> Array:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return Array(build.transpose(self._node, axes or None), base=self._root())
+        axes = tuple(axes) if axes else None
+        build.transpose(self._node, axes)  # validates with NumPy's errors
+        return self._view(build.transpose, (axes,), self._layout().transpose(axes))
 
     def swapaxes(self, axis1, axis2) -> Array:
         from lazyarray._manipulation import swapaxes
@@ -359,9 +435,7 @@ class Array:
         return Array(build.reshape(self._node, (-1,), order))
 
     def fill(self, value) -> None:
-        self._check_writable_alone()
-        self._node = build.broadcast_to(constant(np.asarray(value).astype(self.dtype), self.dtype),
-                                        self.shape)
+        self[...] = value
 
     # ---- reductions (see _reductions.py) -------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -446,6 +520,64 @@ class Array:
         if method == "outer":
             return mine.outer(*inputs, **kwargs)
         return _fallback(getattr(uf, method), *inputs, **kwargs)
+
+
+class _Flags:
+    """ndarray.flags, read from the layout proxy."""
+
+    def __init__(self, a: Array):
+        layout = a._layout()
+        self.writeable = bool(layout.flags.writeable)
+        self.c_contiguous = self["C_CONTIGUOUS"] = bool(layout.flags.c_contiguous)
+        self.f_contiguous = self["F_CONTIGUOUS"] = bool(layout.flags.f_contiguous)
+        self.owndata = a._base is None
+        self.aligned = True
+
+    def __setitem__(self, k, v):
+        self.__dict__[k] = v
+
+    def __getitem__(self, k):
+        return self.__dict__[{"WRITEABLE": "writeable", "OWNDATA": "owndata"}.get(k, k)]
+
+
+def as_value_node(value, dtype: np.dtype) -> Node:
+    """A right-hand side of an assignment as a node (a NumPy/Python value; copied)."""
+    arr = np.asarray(value)
+    if arr.ndim == 0 and arr.dtype.kind in "biufc":
+        with np.errstate(all="ignore"):
+            return constant(arr, arr.dtype)
+    if arr.dtype.kind not in "biufc":
+        arr = np.asarray(value, dtype=dtype)
+    return buffer(np.array(arr, copy=True))
+
+
+def _normalize_key(key):
+    """Basic index as a tuple of ints, slices, None and Ellipsis (NumPy ints as Python ints),
+    with an Ellipsis, so that NumPy indexing a proxy always returns a view (0-d included)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    keys = tuple(k if k is None or k is Ellipsis or isinstance(k, slice) else operator.index(k)
+                 for k in keys)
+    return keys if any(k is Ellipsis for k in keys) else (*keys, Ellipsis)
+
+
+def _as_numpy_key(key):
+    if isinstance(key, tuple):
+        return tuple(np.asarray(k) if isinstance(k, Array) else k for k in key)
+    return np.asarray(key) if isinstance(key, Array) else key
+
+
+def shares_memory(a, b, max_work=None) -> bool:
+    """Whether `a` and `b` share memory (exactly, as numpy.shares_memory)."""
+    if not (isinstance(a, Array) and isinstance(b, Array)) or a._storage is not b._storage:
+        return False
+    return bool(np.shares_memory(a._layout(), b._layout()))
+
+
+def may_share_memory(a, b, max_work=None) -> bool:
+    """Whether `a` and `b` might share memory (bounds check, as numpy.may_share_memory)."""
+    if not (isinstance(a, Array) and isinstance(b, Array)) or a._storage is not b._storage:
+        return False
+    return bool(np.may_share_memory(a._layout(), b._layout()))
 
 
 def _rebuild(value: np.ndarray) -> Array:

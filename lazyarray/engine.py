@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lazyarray import config, stats
-from lazyarray.graph.node import Node
+from lazyarray.graph.node import Node, toposort
 from lazyarray.ir.hlo import Module
-from lazyarray.ir.interpret import interpret
+from lazyarray.ir.interpret import evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ir.text import print_module
 from lazyarray.passes import run_pipeline
@@ -40,12 +40,22 @@ def optimize(module: Module) -> Module:
     return plan
 
 
-def _use_interpreter(module: Module) -> bool:
+def _use_interpreter(nodes: list[Node]) -> bool:
     o = config.get()
     if o.backend == "numpy":
         return True
     threshold = o.eager_threshold
-    return all(math.prod(i.shape) < threshold for i in module.instrs)
+    return all(math.prod(n.shape) < threshold for n in nodes)
+
+
+def interpret_graph(order: list[Node], roots: list[Node]) -> list[np.ndarray]:
+    """The reference interpreter straight on the graph (small work: no lowering, no passes)."""
+    vals: dict[int, np.ndarray] = {}
+    with np.errstate(all="ignore"):
+        for n in order:
+            vals[id(n)] = n.value if n.op in ("buffer", "constant") else evaluate(
+                n, [vals[id(s)] if id(s) in vals else s.value for s in n.srcs])
+    return [vals[id(r)] if id(r) in vals else r.value for r in roots]
 
 
 def materialize(nodes: list[Node]) -> None:
@@ -54,12 +64,13 @@ def materialize(nodes: list[Node]) -> None:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         if not pending:
             return
-        module, args = lower(pending)
         stats.bump("materializations")
-        if _use_interpreter(module):
+        order = toposort(pending)
+        if _use_interpreter(order):
             stats.bump("interpreter_runs")
-            outs = interpret(module, args)
+            outs = interpret_graph(order, pending)
         else:
+            module, args = lower(pending, order)
             outs = execute(optimize(module), args)
         for node, value in zip(pending, outs, strict=True):
             value = np.asarray(value)
@@ -76,6 +87,7 @@ class Report:
     hlo_after: str
     kernels: list[KernelRecord] = field(default_factory=list)
     interpreted: bool = False
+    updates: list[str] = field(default_factory=list)  # per write: "in place" or "copy"
 
     @property
     def num_kernels(self) -> int:
@@ -91,6 +103,8 @@ class Report:
             lines.append(f"{k.name}: kind={k.kind} signature={k.key} cache={k.status}")
             if k.source:
                 lines.append(k.source)
+        if self.updates:
+            lines.append("== writes: " + ", ".join(self.updates) + " ==")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -100,9 +114,10 @@ def explain(nodes: list[Node]) -> Report:
     """Plan the evaluation of `nodes` without computing them."""
     with _lock:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
-        module, args = lower(pending)
+        order = toposort(pending)
+        module, args = lower(pending, order)
         optimized = run_pipeline(module)
         trace = Trace()
         execute(optimized, args, trace, dry=True)
         return Report(print_module(module), print_module(optimized), trace.kernels,
-                      _use_interpreter(module))
+                      _use_interpreter(order), trace.updates)

@@ -6,7 +6,7 @@ import threading
 
 _lock = threading.Lock()
 _FIELDS = ("hits", "misses", "compiles", "disk_hits", "kernels_launched", "interpreter_runs",
-           "fallbacks", "materializations")
+           "fallbacks", "materializations", "updates_in_place", "updates_copied")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 

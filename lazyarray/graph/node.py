@@ -32,6 +32,10 @@ class Node:
         self.depth = depth + 1
 
     @property
+    def opcode(self) -> str:  # the IR's name for `op`, so the interpreter runs nodes directly
+        return self.op
+
+    @property
     def realized(self) -> bool:
         return self.op == "buffer"
 

@@ -3,7 +3,8 @@
 An instruction refers to its operands by position in the module. Opcodes are the graph's:
 an elementwise op's table name (printed with its HLO name), or one of `parameter`,
 `constant`, `convert`, `select`, `broadcast`, `reshape`, `transpose`, `slice`, `reduce`,
-`argreduce`, `fusion`, `get-tuple-element`. A fusion's `value` is the fused computation, itself
+`argreduce`, `update`, `fusion`, `get-tuple-element`. `update(base, value)` is `base` with the
+elements at `offset + sum(i_k * strides_k)` (flat, C order) replaced by `value` (a write). A fusion's `value` is the fused computation, itself
 a Module whose parameters are the fusion's operands.
 """
 
@@ -47,7 +48,7 @@ class Instr:
         return (self.opcode, self.operands, self.shape, self.dtype, self.attrs, v)
 
 
-_NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | {"fusion", "get-tuple-element"}
+_NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | {"fusion", "get-tuple-element", "update"}
 
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)

@@ -11,6 +11,7 @@ import numpy as np
 
 from lazyarray.ir.hlo import Instr, Module
 from lazyarray.ops.table import OPS, REDUCTIONS
+from lazyarray.storage import apply_update
 
 
 def apply_movement(ins: Instr, x: np.ndarray) -> np.ndarray:
@@ -31,9 +32,9 @@ def apply_movement(ins: Instr, x: np.ndarray) -> np.ndarray:
     raise ValueError(op)
 
 
-def _eval(ins: Instr, vals: list) -> np.ndarray:
+def evaluate(ins, xs: list) -> np.ndarray:
+    """One instruction (or graph Node: same opcodes and attributes) on operand values `xs`."""
     op = ins.opcode
-    xs = [vals[o] for o in ins.operands]
     if op == "constant":
         return ins.value
     if op in OPS:
@@ -52,6 +53,8 @@ def _eval(ins: Instr, vals: list) -> np.ndarray:
     if op == "argreduce":
         f = np.argmax if ins.attr("to_apply") == "max" else np.argmin
         return np.asarray(f(xs[0], axis=-1))
+    if op == "update":
+        return apply_update(xs[0], xs[1], ins.attr("offset"), ins.attr("strides"), inplace=False)
     if op == "fusion":
         outs = interpret(ins.value, xs)
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -71,7 +74,7 @@ def interpret(module: Module, args: list) -> list[np.ndarray]:
             if ins.opcode == "parameter":
                 vals[i] = np.asarray(args[ins.attr("index")])
             else:
-                vals[i] = _eval(ins, vals)
+                vals[i] = evaluate(ins, [vals[o] for o in ins.operands])
                 for o in ins.operands:  # free intermediates at their last use
                     users_left[o] -= 1
                     if users_left[o] == 0 and o not in module.outputs:

@@ -12,12 +12,13 @@ from lazyarray.graph.node import Node, toposort
 from lazyarray.ir.hlo import Builder, Instr, Module
 
 
-def lower(roots: list[Node]) -> tuple[Module, list[np.ndarray]]:
+def lower(roots: list[Node], order: list[Node] | None = None) -> tuple[Module, list[np.ndarray]]:
+    """The module computing `roots` (`order`: their toposort, if the caller has it)."""
     b = Builder()
     ids: dict[int, int] = {}
     args: list[np.ndarray] = []
     arg_index: dict[int, int] = {}
-    for node in toposort(roots):
+    for node in toposort(roots) if order is None else order:
         if node.op == "buffer":
             k = arg_index.setdefault(id(node.value), len(args))
             if k == len(args):

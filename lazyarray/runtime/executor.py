@@ -25,6 +25,7 @@ from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime.layout import Launch, plan
+from lazyarray.storage import apply_update
 
 log = logging.getLogger("lazyarray")
 
@@ -55,6 +56,7 @@ class KernelRecord:
 @dataclass
 class Trace:
     kernels: list[KernelRecord] = field(default_factory=list)
+    updates: list[str] = field(default_factory=list)  # per write: "in place" or "copy"
 
 
 _cache: dict[tuple, KernelEntry] = {}
@@ -176,8 +178,23 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
     return results
 
 
+def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray) -> bool:
+    """May instruction i write into operand o's buffer (XLA's buffer donation)?
+
+    Only a buffer this execution made (not a parameter, not an output, not a view) whose last
+    reader is i: no one can observe the old version any more.
+    """
+    return (m.instrs[o].opcode not in ("parameter", "constant") and last_use[o] == i
+            and o not in m.outputs and isinstance(value, np.ndarray) and value.flags.owndata
+            and value.flags.writeable and value.flags.c_contiguous)
+
+
 def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
     vals: list = [None] * len(m.instrs)
+    last_use = [-1] * len(m.instrs)
+    for i, ins in enumerate(m.instrs):
+        for o in ins.operands:
+            last_use[o] = i
     for i, ins in enumerate(m.instrs):
         op = ins.opcode
         if op == "parameter":
@@ -191,6 +208,14 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
+        elif op == "update":
+            base, value = (vals[o] for o in ins.operands)
+            inplace = _donatable(m, i, ins.operands[0], last_use, base)
+            if trace is not None:
+                trace.updates.append("in place" if inplace else "copy")
+            vals[i] = base if dry else apply_update(base, value, ins.attr("offset"),
+                                                    ins.attr("strides"), inplace=inplace)
+            stats.bump("updates_in_place" if inplace else "updates_copied")
         else:
             raise AssertionError(f"unfused {op} at top level")
     return [vals[o] for o in m.outputs]
