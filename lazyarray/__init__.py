@@ -26,7 +26,7 @@ from lazyarray._creation import (  # noqa: E402
     array, asanyarray, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like,
     identity, linspace, ones, ones_like, zeros, zeros_like, arange,
 )
-from lazyarray._funcs import around, clip, round, where  # noqa: E402
+from lazyarray._funcs import around, clip, copyto, place, put, putmask, round, where  # noqa: E402
 from lazyarray._manipulation import (  # noqa: E402
     atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_to, expand_dims,
     matrix_transpose, moveaxis, ndim, permute_dims, ravel, reshape, shape, size, squeeze,
@@ -78,8 +78,9 @@ def explain(*arrays):
 
 
 def cache_info() -> dict:
-    """Counters: hits, misses, compiles, disk_hits, kernels_launched, interpreter_runs,
-    fallbacks, materializations."""
+    """Counters: hits, misses (in-memory kernel cache), compiles, disk_hits, disk_writes,
+    kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
+    updates_copied."""
     return _stats.snapshot()
 
 
@@ -88,10 +89,16 @@ def reset_stats() -> None:
     _stats.reset()
 
 
-def cache_clear() -> None:
-    """Forget the in-memory kernel cache and reset the counters."""
+def cache_clear(disk: bool = False) -> None:
+    """Forget the in-memory kernel and plan caches and reset the counters; with ``disk=True``
+    also delete the compiled kernels on disk."""
     _kernel_cache_clear()
+    _engine._plans.clear()
     _stats.reset()
+    if disk:
+        from lazyarray.runtime import diskcache
+
+        diskcache.clear()
 
 
 def __getattr__(name: str):

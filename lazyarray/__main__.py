@@ -1,12 +1,31 @@
-"""`python -m lazyarray [bench options]`: the showcase -- lazyarray against NumPy on real
-workloads, side by side (see docs/benchmarks.md)."""
+"""`python -m lazyarray [bench options]`: the showcase -- lazyarray against NumPy (and the
+peers that are installed) on real workloads, side by side (see docs/benchmarks.md).
 
+    python -m lazyarray [bench] [--quick] [--json FILE] ...   the side-by-side runner
+    python -m lazyarray cache [info|clear]                    the on-disk kernel cache
+"""
+
+import json
 import sys
 
-from lazyarray.showcase import main
+
+def main(args: list[str]) -> int:
+    if args[:1] == ["cache"]:
+        from lazyarray.runtime import diskcache
+
+        if args[1:2] == ["clear"]:
+            diskcache.clear()
+            print("cleared", diskcache.base_dir())
+            return 0
+        if args[1:] not in ([], ["info"]):
+            print("usage: python -m lazyarray cache [info|clear]", file=sys.stderr)
+            return 2
+        print(json.dumps(diskcache.info(), indent=2))
+        return 0
+    from lazyarray.showcase import main as showcase
+
+    return showcase(args[1:] if args[:1] == ["bench"] else args)
+
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if args[:1] == ["bench"]:
-        args = args[1:]
-    sys.exit(main(args))
+    sys.exit(main(sys.argv[1:]))

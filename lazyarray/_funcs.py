@@ -74,3 +74,33 @@ def round(a, decimals=0, out=None):
 
 
 around = round
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """Copy values from `src` into `dst`, broadcasting (see numpy.copyto)."""
+    src = src if isinstance(src, Array) else Array(operand_node(src))
+    if not np.can_cast(src.dtype, dst.dtype, casting=casting):
+        raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} "
+                        f"according to the rule {casting!r}")
+    if where is True:
+        dst[...] = src
+    else:
+        dst[...] = globals()["where"](where, src, dst)
+
+
+def putmask(a, mask, values):
+    """Set a.flat[n] = values[n % len(values)] where mask is true (see numpy.putmask)."""
+    mask, values = (np.asarray(x) if isinstance(x, Array) else x for x in (mask, values))
+    a._mutate_eagerly(lambda view: np.putmask(view, mask, values))
+
+
+def put(a, ind, v, mode="raise"):
+    """Replace elements at flat indices (see numpy.put)."""
+    ind, v = (np.asarray(x) if isinstance(x, Array) else x for x in (ind, v))
+    a._mutate_eagerly(lambda view: np.put(view, ind, v, mode=mode))
+
+
+def place(arr, mask, vals):
+    """Change elements where mask is true, cycling through vals (see numpy.place)."""
+    mask, vals = (np.asarray(x) if isinstance(x, Array) else x for x in (mask, vals))
+    arr._mutate_eagerly(lambda view: np.place(view, mask, vals))

@@ -103,8 +103,11 @@ class ufunc:
         if out is not None:
             outs = out if isinstance(out, tuple) else (out,)
             for o, r in zip(outs, results, strict=True):
-                o._assign(r, casting=casting)
-            return out if isinstance(out, tuple) or self.nout > 1 else out
+                if isinstance(o, np.ndarray):  # a NumPy out= buffer is written for real
+                    np.copyto(o, np.asarray(r), casting=casting)
+                else:
+                    o._assign(r, casting=casting)
+            return out[0] if isinstance(out, tuple) and len(out) == 1 else out
         return results[0] if self.nout == 1 else results
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
@@ -365,12 +368,24 @@ class Array:
 
     def _write_eagerly(self, key, value) -> None:
         """Advanced-index writes: NumPy's own setitem on a copy of the current version."""
+        value = np.asarray(value) if isinstance(value, Array) else value
+        key = _as_numpy_key(key)
+
+        def write(view):
+            view[key] = value
+
+        self._mutate_eagerly(write)
+
+    def _mutate_eagerly(self, mutate) -> None:
+        """Run a NumPy mutation `mutate(view)` on a copy of the storage's current version,
+        through this array's exact view of it; the copy becomes the new version."""
+        if not self._layout().flags.writeable:
+            raise ValueError("assignment destination is read-only")
         storage = self._storage
         engine.materialize([storage.node])
         new = np.array(storage.node.value, copy=True, order="C")
         offset, strides = storage.region(self._layout())
-        view = strided_view(new.reshape(-1), offset, self.shape, strides)
-        view[_as_numpy_key(key)] = np.asarray(value) if isinstance(value, Array) else value
+        mutate(strided_view(new.reshape(-1), offset, self.shape, strides))
         storage.node = buffer(new)
 
     def _assign(self, result: Array, casting: str = "same_kind") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 _lock = threading.Lock()
-_FIELDS = ("hits", "misses", "compiles", "disk_hits", "kernels_launched", "interpreter_runs",
+_FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "kernels_launched", "interpreter_runs",
            "fallbacks", "materializations", "updates_in_place", "updates_copied")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 

@@ -51,6 +51,7 @@ def compile_kernel(key: str, source: str, cache_dir: str):
                 existing = f.read()
         if existing != text:  # absent, or corrupt/foreign: (re)write it
             _write_atomic(path, text)
+            stats.bump("disk_writes")
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module

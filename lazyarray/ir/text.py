@@ -15,8 +15,9 @@
       ROOT %2 = f64[1000] fusion(%0, %1), kind=loop, calls=%fused.0
     }
 
-`masked=True` prints sizes as `?` and constant values as `?`: the shape-polymorphic
-signature of a computation (DESIGN section 3).
+`masked=True` prints sizes, constant values and view attributes (slice positions, transposes:
+the runtime applies views as NumPy strides) as `?`: with the launch layout, the
+shape-polymorphic signature of a kernel (DESIGN section 3).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import re
 
 import numpy as np
 
-from lazyarray.ir.hlo import Instr, Module
+from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ops.dtypes import FROM_HLO, hlo_name
 from lazyarray.ops.table import BY_HLO, OPS
 
@@ -77,6 +78,8 @@ def _instr_str(i: int, ins: Instr, outputs, masked: bool, fusion_names: dict) ->
                             for o in sub.outputs) + ")"
     else:
         t = type_str(ins.shape, ins.dtype, masked)
+    if masked and ins.opcode in MOVEMENT:  # views are applied on the host: not in the kernel
+        attrs = []
     tail = "".join(", " + _attr_str(k, v) for k, v in attrs)
     root = "ROOT " if outputs == (i,) else ""
     return f"  {root}%{i} = {t} {opcode}({ops}){tail}"

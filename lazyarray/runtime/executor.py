@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 import hashlib
 import logging
-import os
-import tempfile
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
+from lazyarray.runtime import diskcache
 from lazyarray.runtime.layout import Launch, plan
 from lazyarray.storage import apply_update
 
@@ -66,26 +65,6 @@ _cache_lock = threading.Lock()
 def cache_clear() -> None:
     with _cache_lock:
         _cache.clear()
-
-
-def cache_dir() -> str:
-    base = config.get().cache_dir or os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache")
-    import numba
-
-    from lazyarray import __version__
-
-    tag = f"lazyarray-{__version__}-numba{numba.__version__}-np{np.__version__}-cg{CODEGEN_VERSION}"
-    path = os.path.join(base, "lazyarray", tag) if not config.get().cache_dir else os.path.join(
-        base, tag)
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        if os.stat(path).st_mode & 0o022:
-            log.warning("lazyarray cache dir %s is writable by others; not using it", path)
-            raise PermissionError(path)
-    except OSError:
-        path = tempfile.mkdtemp(prefix="lazyarray-")
-    return path
 
 
 _masked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -153,29 +132,24 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return interpret(comp, operands)
     stats.bump("hits" if hit else "misses")
-    from lazyarray.backends import numba_cpu
-
-    if entry.kernel is None:
+    results, args = _kernel_args(comp, launch)
+    for attempt in (0, 1):
         try:
-            entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, cache_dir())
-        except Exception as exc:  # never a wrong answer: the interpreter still runs it
-            log.warning("lazyarray: kernel %s failed to compile (%s); interpreting", entry.key, exc)
+            _launch(entry, launch, args)
+            return results
+        except Exception as exc:
+            numba_error = type(exc).__module__.startswith("numba")
+            if not numba_error and isinstance(exc, (ValueError, IndexError, ZeroDivisionError,
+                                                    FloatingPointError)):
+                raise  # value-dependent errors NumPy raises too (integer ** negative, ...)
+            if attempt == 0:  # a corrupt or stale disk entry: forget it, compile afresh
+                diskcache.purge(diskcache.cache_dir(), entry.key)
+                entry.kernel = None
+                continue
+            log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)
             entry.source, entry.reason = None, str(exc)
             stats.bump("fallbacks")
             return interpret(comp, operands)
-    results, args = _kernel_args(comp, launch)
-    try:
-        parallel, serial = entry.kernel
-        work = math.prod(launch.sizes)
-        numba_cpu.launch(parallel if work >= PARALLEL_MIN else serial, args)
-    except (ValueError, IndexError, ZeroDivisionError):
-        raise  # value-dependent errors NumPy raises too (integer ** negative, ...)
-    except Exception as exc:
-        log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)
-        entry.source, entry.reason = None, str(exc)
-        stats.bump("fallbacks")
-        return interpret(comp, operands)
-    return results
 
 
 def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray) -> bool:
@@ -187,6 +161,18 @@ def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray
     return (m.instrs[o].opcode not in ("parameter", "constant") and last_use[o] == i
             and o not in m.outputs and isinstance(value, np.ndarray) and value.flags.owndata
             and value.flags.writeable and value.flags.c_contiguous)
+
+
+def _launch(entry: KernelEntry, launch: Launch, args: list) -> None:
+    from lazyarray.backends import numba_cpu
+
+    if entry.kernel is None:
+        path = diskcache.cache_dir()
+        entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
+        diskcache.evict(path)
+    parallel, serial = entry.kernel
+    work = math.prod(launch.sizes)
+    numba_cpu.launch(parallel if work >= PARALLEL_MIN else serial, args)
 
 
 def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:

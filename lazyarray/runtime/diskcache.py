@@ -1,0 +1,116 @@
+"""The on-disk kernel cache: one directory per (lazyarray, Numba, llvmlite, NumPy, codegen)
+version, private to the user, bounded in size.
+
+Each kernel is a generated source file `lazyarray_kernel_<signature>.py`; Numba's own cache
+(`cache=True`) keeps the compiled machine code beside it in `__pycache__`, keyed further by the
+CPU model and features. A new process that meets a known signature loads instead of compiling.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import logging
+import os
+import shutil
+import stat
+import tempfile
+
+import numpy as np
+
+from lazyarray import config
+
+log = logging.getLogger("lazyarray")
+
+MAX_KERNELS = 4096  # least recently used kernels beyond this are evicted
+PREFIX = "lazyarray_kernel_"
+
+
+def version_tag() -> str:
+    import llvmlite
+    import numba
+
+    from lazyarray import __version__
+    from lazyarray.codegen.cpu import CODEGEN_VERSION
+
+    return (f"lazyarray-{__version__}-numba{numba.__version__}-llvmlite{llvmlite.__version__}"
+            f"-np{np.__version__}-cg{CODEGEN_VERSION}")
+
+
+def base_dir() -> str:
+    configured = config.get().cache_dir
+    if configured:
+        return configured
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "lazyarray")
+
+
+def cache_dir() -> str:
+    """The versioned kernel directory (created 0700); a temporary one if that is unsafe."""
+    return _resolve(base_dir())
+
+
+@functools.lru_cache(maxsize=16)
+def _resolve(base: str) -> str:
+    path = os.path.join(base, version_tag())
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        for p in (base, path):
+            st = os.stat(p)
+            if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or (
+                    hasattr(os, "getuid") and st.st_uid != os.getuid()):
+                raise PermissionError(f"{p} is writable by others or not owned by this user")
+        return path
+    except OSError as exc:
+        log.warning("lazyarray: not using kernel cache directory %s (%s); kernels are cached "
+                    "in memory only", path, exc)
+        return tempfile.mkdtemp(prefix="lazyarray-")
+
+
+def kernel_files(path: str | None = None) -> list[str]:
+    return glob.glob(os.path.join(path or cache_dir(), PREFIX + "*.py"))
+
+
+def evict(path: str, keep: int = MAX_KERNELS) -> int:
+    """Delete the least recently used kernels beyond `keep` (source and Numba's entries)."""
+    files = kernel_files(path)
+    if len(files) <= keep:
+        return 0
+    files.sort(key=lambda f: os.stat(f).st_atime)
+    doomed = files[: len(files) - keep]
+    for f in doomed:
+        name = os.path.basename(f)[:-3]
+        for g in [f, *glob.glob(os.path.join(path, "__pycache__", name + ".*"))]:
+            try:
+                os.remove(g)
+            except OSError:
+                pass
+    return len(doomed)
+
+
+def purge(path: str, key: str) -> None:
+    """Forget one kernel's files (a corrupt or incompatible entry is rebuilt, not trusted)."""
+    name = PREFIX + key
+    for f in [os.path.join(path, name + ".py"),
+              *glob.glob(os.path.join(path, "__pycache__", name + ".*"))]:
+        try:
+            os.remove(f)
+        except OSError:
+            pass
+
+
+def info() -> dict:
+    path = cache_dir()
+    files = kernel_files(path)
+    size = 0
+    for root, _, names in os.walk(path):
+        size += sum(os.path.getsize(os.path.join(root, n)) for n in names)
+    return {"directory": path, "kernels": len(files), "bytes": size}
+
+
+def clear() -> None:
+    """Remove every cached kernel of every version under the cache's base directory."""
+    base = base_dir()
+    for entry in glob.glob(os.path.join(base, "lazyarray-*")):
+        shutil.rmtree(entry, ignore_errors=True)
+    _resolve.cache_clear()

@@ -1,0 +1,126 @@
+"""Compile once, ever: kernels keyed by shape-free signature, in memory and on disk."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+
+PROGRAM = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import lazyarray as la
+    x = la.asarray(np.linspace(0, 1, 200_000))
+    y = la.asarray(np.linspace(1, 2, 200_000))
+    with la.options(eager_threshold=0):
+        r = float(la.sqrt(((x - y) ** 2).sum()))
+        s = np.asarray(x * 2 + la.sin(y))
+    ok = abs(r - np.sqrt(200_000)) < 1e-6 and np.allclose(s, np.asarray(x) * 2 + np.sin(np.asarray(y)))
+    print(json.dumps({"ok": bool(ok), **la.cache_info()}))
+""")
+
+
+def run_program(cache: str, env_extra=None) -> dict:
+    env = {**os.environ, "LAZYARRAY_CACHE_DIR": cache, **(env_extra or {})}
+    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
+                         text=True, timeout=300, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def test_second_process_compiles_nothing(tmp_path):
+    first, _ = run_program(str(tmp_path))
+    assert first["ok"] and first["compiles"] >= 2 and first["disk_writes"] >= 2
+    second, _ = run_program(str(tmp_path))
+    assert second["ok"] and second["compiles"] == 0 and second["disk_hits"] >= 2
+
+
+def test_corrupt_entries_are_rebuilt(tmp_path):
+    run_program(str(tmp_path))
+    entries = glob.glob(str(tmp_path / "*" / "__pycache__" / "*"))
+    sources = glob.glob(str(tmp_path / "*" / "lazyarray_kernel_*.py"))
+    assert entries and sources
+    for f in entries:
+        with open(f, "wb") as fh:
+            fh.write(b"\x00garbage")
+    with open(sources[0], "w") as fh:
+        fh.write("this is not the kernel\n")
+    again, _ = run_program(str(tmp_path))
+    assert again["ok"] and again["compiles"] >= 1
+
+
+def test_racing_processes_both_succeed(tmp_path):
+    env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert json.loads(out.strip().splitlines()[-1])["ok"]
+    third, _ = run_program(str(tmp_path))
+    assert third["ok"] and third["compiles"] == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_unsafe_directory_is_refused(tmp_path):
+    unsafe = tmp_path / "shared"
+    unsafe.mkdir()
+    os.chmod(unsafe, 0o777)
+    result, err = run_program(str(unsafe))
+    assert result["ok"]
+    assert "not using kernel cache directory" in err
+    assert not glob.glob(str(unsafe / "*" / "lazyarray_kernel_*.py"))
+
+
+def test_cache_command_reports_and_clears(tmp_path):
+    run_program(str(tmp_path))
+    env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(tmp_path)}
+    info = subprocess.run([sys.executable, "-m", "lazyarray", "cache", "info"], env=env,
+                          capture_output=True, text=True, check=True)
+    assert json.loads(info.stdout)["kernels"] >= 2
+    subprocess.run([sys.executable, "-m", "lazyarray", "cache", "clear"], env=env, check=True)
+    info = subprocess.run([sys.executable, "-m", "lazyarray", "cache", "info"], env=env,
+                          capture_output=True, text=True, check=True)
+    assert json.loads(info.stdout)["kernels"] == 0
+
+
+@pytest.fixture
+def compiled():
+    with la.options(backend="cpu", eager_threshold=0):
+        yield
+
+
+def _compiles(fn):
+    before = la.cache_info()["compiles"] + la.cache_info()["disk_hits"]
+    fn()
+    return la.cache_info()["compiles"] + la.cache_info()["disk_hits"] - before
+
+
+def test_sizes_constants_and_slice_offsets_share_a_kernel(compiled):
+    def program(n, c, k):
+        x = la.asarray(np.arange(n, dtype=np.float64))
+        return np.asarray(x[k:-k] * c + x[: -2 * k] - 1.5)
+
+    program(100, 2.0, 1)
+    assert _compiles(lambda: program(1000, 3.0, 1)) == 0
+    assert _compiles(lambda: program(5000, -7.0, 3)) == 0
+    np.testing.assert_allclose(program(50, 0.5, 2), np.arange(2, 48) * 0.5 + np.arange(46) - 1.5)
+
+
+def test_dtype_rank_and_broadcasting_do_not_collide(compiled):
+    f64 = la.asarray(np.ones(64))
+    np.asarray(f64 * 2 + 1)
+    for other in (la.asarray(np.ones(64, np.float32)), la.asarray(np.ones((8, 8)))):
+        assert _compiles(lambda o=other: np.asarray(o * 2 + 1)) == 1
+    row = la.asarray(np.ones((1, 8)))
+    grid = la.asarray(np.ones((8, 8)))
+    np.asarray(grid + grid)
+    assert _compiles(lambda: np.asarray(grid + row)) == 1  # a broadcast dimension is structure
+    np.testing.assert_array_equal(np.asarray(grid + row), np.full((8, 8), 2.0))
