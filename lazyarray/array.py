@@ -249,9 +249,6 @@ class Array:
     def imag(self) -> Array:
         return _fallback(np.imag, self)
 
-    def _root(self) -> Array:
-        return self if self._base is None else self._base
-
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -327,6 +324,11 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         if _is_basic(key):
+            keys = key if isinstance(key, tuple) else (key,)
+            if len(keys) == self.ndim and not any(
+                    k is None or k is Ellipsis or isinstance(k, slice) for k in keys):
+                # one element: NumPy returns a scalar, i.e. a copy (kept lazy here, 0-d)
+                return Array(build.getitem(self._node, _normalize_key(key)))
             key = _normalize_key(key)
             return self._view(build.getitem, (key,), self._layout()[key])
         return _fallback(lambda a, k: a[k], self, key)
@@ -365,6 +367,8 @@ class Array:
             return
         storage.node = Node("update", (base, value), base.shape, base.dtype,
                             (("offset", offset), ("strides", strides)))
+        if storage.node.depth > MAX_DEPTH:  # a long loop of writes: cut the pending graph
+            engine.materialize([storage.node])
 
     def _write_eagerly(self, key, value) -> None:
         """Advanced-index writes: NumPy's own setitem on a copy of the current version."""
@@ -444,7 +448,11 @@ class Array:
         return squeeze(self, axis)
 
     def ravel(self, order="C") -> Array:
-        return self.reshape(-1, order=order)
+        """A view if the array is contiguous in `order`, else a copy (NumPy's rule)."""
+        flags = self._layout().flags
+        if (flags.f_contiguous if order == "F" else flags.c_contiguous):
+            return self.reshape(-1, order="F" if order == "F" else "C")
+        return Array(build.reshape(self._node, (-1,), "F" if order == "F" else "C"))
 
     def flatten(self, order="C") -> Array:
         return Array(build.reshape(self._node, (-1,), order))

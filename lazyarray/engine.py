@@ -91,6 +91,9 @@ class Report:
 
     @property
     def num_kernels(self) -> int:
+        """Compiled kernels the evaluation launches (0 when it runs on the interpreter)."""
+        if self.interpreted:
+            return 0
         return sum(k.status != "interpreted" for k in self.kernels)
 
     def __str__(self) -> str:

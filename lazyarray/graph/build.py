@@ -49,7 +49,7 @@ def _operand(x, dtype: np.dtype, shape: tuple[int, ...]) -> Node:
 
 
 @functools.lru_cache(maxsize=512)
-def _cached_constant(value, kind: type, dtype: np.dtype) -> Node:
+def _cached_constant(text: str, value, dtype: np.dtype) -> Node:
     return constant(scalar_as(value, dtype), dtype)
 
 
@@ -57,7 +57,8 @@ def _scalar_constant(value, dtype: np.dtype) -> Node:
     """Constant leaves are immutable: the same Python scalar in a loop body is one node."""
     if type(value) in (int, float, bool):
         try:
-            return _cached_constant(value, type(value), dtype)
+            # keyed by repr: 1 == 1.0 == True and 0.0 == -0.0 must stay distinct constants
+            return _cached_constant(repr(value), value, dtype)
         except TypeError:
             pass
     return constant(scalar_as(value, dtype), dtype)

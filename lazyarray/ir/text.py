@@ -40,6 +40,9 @@ def _value_str(v: np.ndarray) -> str:
     x = v.item()
     if isinstance(x, bool):
         return "true" if x else "false"
+    if isinstance(x, complex):  # 1.0+2.0j, no parentheses: complex() parses it back
+        imag = repr(x.imag)
+        return f"{x.real!r}{imag if imag.startswith('-') else '+' + imag}j"
     return repr(x)
 
 

@@ -80,7 +80,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("fabs",                "fabs"),
     _ew("sign",                "sign"),
     _ew("conjugate",           "conjugate"),
-    _ew("reciprocal",          "reciprocal",            E, "_h.reciprocal({0})"),
+    _ew("reciprocal",          "reciprocal",            E),
     _ew("square",              "square"),
     _ew("sqrt",                "sqrt",                  E),
     _ew("cbrt",                "cbrt",                  E),

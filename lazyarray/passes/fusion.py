@@ -125,8 +125,9 @@ def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
             continue
         for b in range(a + 1, len(groups)):
             ga, gb = groups[a], groups[b]
+            shared = {x for x in ga.bases & gb.bases if m.instrs[x].opcode != "constant"}
             if (not alive[b] or ga.kind != gb.kind or ga.space(m) != gb.space(m)
-                    or not (ga.bases & gb.bases) or _reaches(groups, a, b)
+                    or not shared or _reaches(groups, a, b)
                     or _reaches(groups, b, a)):
                 continue
             ga.roots += gb.roots

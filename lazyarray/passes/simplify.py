@@ -62,7 +62,7 @@ def _identity(b: Builder, ins: Instr) -> int | None:
                 return y
             if cy is not None and ins.dtype.kind == "f" and cy == 0 and np.signbit(cy):
                 return x
-        elif _is(cy, 0) and (ints or not np.signbit(cy)):
+        elif _is(cy, 0) and (ints or ins.dtype.kind == "f" and not np.signbit(cy)):
             return x
     if ins.opcode == "negative" and instrs[ins.operands[0]].opcode == "negative":
         return instrs[ins.operands[0]].operands[0]

@@ -138,18 +138,31 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
             _launch(entry, launch, args)
             return results
         except Exception as exc:
-            numba_error = type(exc).__module__.startswith("numba")
-            if not numba_error and isinstance(exc, (ValueError, IndexError, ZeroDivisionError,
-                                                    FloatingPointError)):
-                raise  # value-dependent errors NumPy raises too (integer ** negative, ...)
+            value_error = _value_error(exc)
+            if value_error is not None:  # NumPy raises it too (integer ** negative, ...)
+                raise value_error from None
             if attempt == 0:  # a corrupt or stale disk entry: forget it, compile afresh
                 diskcache.purge(diskcache.cache_dir(), entry.key)
                 entry.kernel = None
+                results, args = _kernel_args(comp, launch)
                 continue
             log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)
             entry.source, entry.reason = None, str(exc)
             stats.bump("fallbacks")
             return interpret(comp, operands)
+
+
+_VALUE_ERRORS = (ValueError, IndexError, ZeroDivisionError, FloatingPointError)
+
+
+def _value_error(exc: BaseException) -> BaseException | None:
+    """The value-dependent error a kernel raised (a parallel region wraps it in SystemError),
+    or None for a compile/load failure."""
+    while exc is not None:
+        if isinstance(exc, _VALUE_ERRORS) and not type(exc).__module__.startswith("numba"):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray) -> bool:
@@ -199,8 +212,11 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             inplace = _donatable(m, i, ins.operands[0], last_use, base)
             if trace is not None:
                 trace.updates.append("in place" if inplace else "copy")
-            vals[i] = base if dry else apply_update(base, value, ins.attr("offset"),
-                                                    ins.attr("strides"), inplace=inplace)
+            if dry:
+                vals[i] = base if inplace else np.empty(base.shape, base.dtype)
+                continue
+            vals[i] = apply_update(base, value, ins.attr("offset"), ins.attr("strides"),
+                                   inplace=inplace)
             stats.bump("updates_in_place" if inplace else "updates_copied")
         else:
             raise AssertionError(f"unfused {op} at top level")

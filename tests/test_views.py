@@ -1,0 +1,299 @@
+"""NumPy view and mutation semantics while lazy: differential, including a stateful test that
+drives random creations, views, writes, in-place ops and reads on NumPy and lazyarray side by
+side and compares every array (values, dtype, shape, and which arrays share memory)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+import lazyarray as la
+
+
+def same(lazy, ref):
+    got = np.asarray(lazy)
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    np.testing.assert_array_equal(got, ref)
+
+
+# ---- directed cases --------------------------------------------------------------------
+
+
+@pytest.fixture(params=["interp", "compiled"])
+def mode(request):
+    opts = {"backend": "numpy"} if request.param == "interp" else {"eager_threshold": 0}
+    with la.options(**opts):
+        yield request.param
+
+
+def both(fn):
+    ref = fn(np, np.arange(24.0).reshape(4, 6))
+    got = fn(la, la.asarray(np.arange(24.0).reshape(4, 6)))
+    for g, r in zip(got, ref, strict=True):
+        same(g, r)
+
+
+def test_write_through_views_is_seen_by_base_and_views(mode):
+    def prog(xp, a):
+        v = a[1:, ::2]
+        t = a.T
+        before = a * 1
+        v[0, 1] = 100
+        t[0] = -1
+        a[2] += 7
+        a[::-1][0, 0] = 9
+        return a, v, t, before
+
+    both(prog)
+
+
+def test_reshape_views_and_copies_follow_numpy(mode):
+    def prog(xp, a):
+        r = a.reshape(24)  # a view (contiguous)
+        r[5] = 55
+        c = a.T.reshape(24)  # NumPy must copy here
+        c[0] = -100
+        f = a[:, ::2].ravel()  # a copy
+        f[1] = 77
+        return a, r, c, f
+
+    both(prog)
+
+
+def test_in_place_operators_and_out(mode):
+    def prog(xp, a):
+        b = a[1:3]
+        b *= 2
+        b -= 1
+        xp.add(a, 1, out=a)
+        xp.multiply(a[0], 3, out=a[0])
+        s = a.sum(axis=0)
+        return a, b, s
+
+    both(prog)
+
+
+def test_fill_copyto_put_putmask(mode):
+    def prog(xp, a):
+        a[0].fill(3)
+        xp.copyto(a[1], 4.5)
+        xp.copyto(a[2], a[3], where=a[3] > 20)
+        xp.put(a, [0, 23], [-1, -2])
+        xp.putmask(a, a == 4.5, 0)
+        return (a,)
+
+    both(prog)
+
+
+def test_advanced_index_writes(mode):
+    def prog(xp, a):
+        a[[0, 0], [1, 1]] += 1  # repeated index: adds once, as NumPy does
+        a[a > 20] = 0
+        a[:, [0, 2]] = -a[:, [1, 3]]
+        return (a,)
+
+    both(prog)
+
+
+def test_stencil_update_matches_numpy(mode):
+    def prog(xp, _):
+        g = xp.zeros((12, 10))
+        g[0, :] = 1.0
+        for _ in range(5):
+            g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+        return (g,)
+
+    both(prog)
+
+
+def test_recurrence_loop(mode):
+    def prog(xp, _):
+        a = xp.ones(30)
+        b = xp.asarray(np.linspace(0, 1, 30)) if xp is la else np.linspace(0, 1, 30)
+        for i in range(1, 30):
+            a[i] = a[i - 1] * 0.9 + b[i]
+        return (a,)
+
+    both(prog)
+
+
+def test_assignment_casting_and_errors():
+    a = la.zeros(4, dtype=np.int64)
+    a[1] = 2.7  # plain assignment truncates
+    assert np.asarray(a).tolist() == [0, 2, 0, 0]
+    with pytest.raises(TypeError):
+        a += 1.5  # in-place ufunc: same_kind casting
+    with pytest.raises(ValueError, match="broadcast"):
+        a[:2] = [1, 2, 3]
+    with pytest.raises(ValueError, match="read-only"):
+        la.broadcast_to(a, (3, 4))[0, 0] = 1
+    with pytest.raises(IndexError):
+        a[10] = 1
+
+
+def test_arrays_computed_before_a_write_keep_their_value():
+    a = la.asarray(np.arange(5.0))
+    b = a * 2  # pending
+    c = a[1:]  # a view: sees writes
+    d = np.asarray(a + 1)  # materialized
+    a[:] = 0
+    same(b, np.arange(5.0) * 2)
+    same(c, np.zeros(4))
+    np.testing.assert_array_equal(d, np.arange(5.0) + 1)
+
+
+def test_entry_copy_isolates_numpy_source():
+    src = np.arange(4.0)
+    a = la.asarray(src)
+    src[0] = 99
+    assert np.asarray(a)[0] == 0
+
+
+def test_base_flags_and_memory_sharing():
+    a = la.asarray(np.zeros((4, 6)))
+    v = a[1:, ::2]
+    assert a.base is None and v.base is a
+    assert la.shares_memory(a, v) and not la.shares_memory(a[0], a[1])
+    assert la.may_share_memory(a[:, 0], a[:, 1])
+    assert a.flags.c_contiguous and not v.flags.c_contiguous
+    assert not la.broadcast_to(a[0], (3, 6)).flags.writeable
+    assert not la.shares_memory(a, a.copy())
+
+
+def test_update_runs_in_place_when_the_old_version_is_dead():
+    with la.options(eager_threshold=0):
+        g = la.zeros((64, 64))
+        g[0, :] = 1.0
+        for _ in range(3):
+            g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1])
+        report = la.explain(g)
+        # the first write copies the (constant) zeros; each later old version is dead: in place
+        assert report.updates == ["copy", "in place", "in place", "in place"]
+
+
+def test_update_copies_when_the_old_version_is_still_read():
+    with la.options(eager_threshold=0):
+        a = la.zeros(100)
+        a[0] = 1.0
+        np.asarray(a)  # the old version is now a realized buffer others may hold
+        a[1] = 2.0
+        report = la.explain(a)
+        assert report.updates == ["copy"]
+        assert np.asarray(a)[:3].tolist() == [1.0, 2.0, 0.0]
+
+
+# ---- stateful differential test --------------------------------------------------------
+
+SHAPES = [(6,), (4, 5), (3, 4, 2)]
+DTYPES = [np.float64, np.int64, np.float32]
+
+
+def basic_index(shape):
+    """A random basic index for `shape`: ints, slices (any step), Ellipsis, None."""
+    parts = []
+    for n in shape:
+        ints = [st.integers(-n, n - 1)] if n else []
+        parts.append(st.one_of(
+            *ints,
+            st.builds(slice, st.none() | st.integers(-n, n), st.none() | st.integers(-n, n),
+                      st.none() | st.sampled_from([1, 2, -1, -2, 3])),
+        ))
+    return st.tuples(*parts).flatmap(
+        lambda t: st.sampled_from([t, t[:1], (*t[:1], Ellipsis), (None, *t)]) if t else st.just(t))
+
+
+class ViewsMachine(RuleBasedStateMachine):
+    """Pairs (lazy, numpy) kept in lock step; every step checks all of them."""
+
+    def __init__(self):
+        super().__init__()
+        self.pairs: list[tuple[la.ndarray, np.ndarray]] = []
+
+    @rule(shape=st.sampled_from(SHAPES), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 99))
+    def create(self, shape, dtype, seed):
+        ref = (np.random.default_rng(seed).integers(-9, 9, size=shape)).astype(dtype)
+        self.pairs.append((la.asarray(ref), ref.copy()))
+
+    @precondition(lambda self: self.pairs)
+    @rule(data=st.data())
+    def view(self, data):
+        lz, ref = data.draw(st.sampled_from(self.pairs))
+        if not isinstance(ref, np.ndarray):  # a NumPy scalar (one element read): a copy
+            return
+        kind = data.draw(st.sampled_from(["index", "T", "ravel", "reshape"]))
+        if kind == "index":
+            key = data.draw(basic_index(ref.shape))
+            self.pairs.append((lz[key], ref[key]))
+        elif kind == "T":
+            self.pairs.append((lz.T, ref.T))
+        elif kind == "ravel":
+            self.pairs.append((lz.ravel(), ref.ravel()))
+        elif ref.size % 2 == 0 and ref.size:
+            self.pairs.append((lz.reshape(2, -1), ref.reshape(2, -1)))
+
+    @precondition(lambda self: self.pairs)
+    @rule(data=st.data(), value=st.integers(-5, 5))
+    def write(self, data, value):
+        lz, ref = data.draw(st.sampled_from(self.pairs))
+        if not isinstance(ref, np.ndarray) or not ref.flags.writeable or ref.ndim == 0:
+            return
+        key = data.draw(basic_index(ref.shape))
+        lz[key] = value
+        ref[key] = value
+
+    @precondition(lambda self: self.pairs)
+    @rule(data=st.data(), op=st.sampled_from(["add", "mul", "sub"]), value=st.integers(-3, 3))
+    def inplace(self, data, op, value):
+        lz, ref = data.draw(st.sampled_from(self.pairs))
+        if not isinstance(ref, np.ndarray) or not ref.flags.writeable:
+            return
+        if op == "add":
+            lz += value
+            ref += value
+        elif op == "mul":
+            lz *= value
+            ref *= value
+        else:
+            lz -= value
+            ref -= value
+
+    @precondition(lambda self: len(self.pairs) >= 2)
+    @rule(data=st.data())
+    def assign_from_other(self, data):
+        (lz, ref), (lz2, ref2) = data.draw(st.sampled_from(self.pairs)), data.draw(
+            st.sampled_from(self.pairs))
+        if not isinstance(ref, np.ndarray) or not ref.flags.writeable or ref.ndim == 0:
+            return
+        try:
+            np.broadcast_shapes(ref2.shape, ref.shape)
+            if np.broadcast_shapes(ref2.shape, ref.shape) != ref.shape:
+                return
+        except ValueError:
+            return
+        if not np.can_cast(ref2.dtype, ref.dtype, "same_kind"):
+            return
+        ref[...] = ref2
+        lz[...] = lz2
+
+    @precondition(lambda self: self.pairs)
+    @rule(data=st.data())
+    def compute(self, data):
+        lz, ref = data.draw(st.sampled_from(self.pairs))
+        self.pairs.append((lz * 2 - 1, ref * 2 - 1))
+
+    @invariant()
+    def all_arrays_agree(self):
+        for lz, ref in self.pairs:
+            same(lz, ref)
+        arrays = [(a, r) for a, r in self.pairs if isinstance(r, np.ndarray)]
+        for i, (a, ra) in enumerate(arrays):
+            for b, rb in arrays[i + 1:]:
+                assert la.shares_memory(a, b) == np.shares_memory(ra, rb)
+
+
+ViewsMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=10,
+                                          deadline=None)
+TestViewsStateful = ViewsMachine.TestCase
