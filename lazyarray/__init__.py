@@ -26,12 +26,21 @@ from lazyarray._creation import (  # noqa: E402
     array, asanyarray, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like,
     identity, linspace, ones, ones_like, zeros, zeros_like, arange,
 )
-from lazyarray._funcs import around, clip, copyto, place, put, putmask, round, where  # noqa: E402
-from lazyarray._manipulation import (  # noqa: E402
-    atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_to, expand_dims,
-    matrix_transpose, moveaxis, ndim, permute_dims, ravel, reshape, shape, size, squeeze,
-    swapaxes, transpose,
+from lazyarray._funcs import (  # noqa: E402
+    allclose, around, array_equal, array_equiv, average, clip, copyto, count_nonzero, isclose,
+    nan_to_num, nanmax, nanmean, nanmin, nanprod, nansum, place, polyval, ptp, put, putmask,
+    round, where,
 )
+from lazyarray._manipulation import (  # noqa: E402
+    array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_shapes,
+    broadcast_to, column_stack, concatenate, diag, diagonal, diff, dsplit, dstack,
+    expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, meshgrid, moveaxis,
+    ndim, pad, permute_dims, ravel, repeat, reshape, roll, rot90, row_stack, shape, size,
+    split, squeeze, stack, swapaxes, tile, trace, transpose, tril, triu, vsplit, vstack,
+)
+
+concat = concatenate
+from lazyarray._products import dot, inner, matmul, outer, vdot, vecdot  # noqa: E402
 from lazyarray._reductions import (  # noqa: E402
     all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var,
 )

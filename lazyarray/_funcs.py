@@ -104,3 +104,185 @@ def place(arr, mask, vals):
     """Change elements where mask is true, cycling through vals (see numpy.place)."""
     mask, vals = (np.asarray(x) if isinstance(x, Array) else x for x in (mask, vals))
     arr._mutate_eagerly(lambda view: np.place(view, mask, vals))
+
+
+# ---- comparisons and cleaning --------------------------------------------------------------
+
+
+def _a(x) -> Array:
+    return x if isinstance(x, Array) else Array(operand_node(x))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` with NumPy's inf/NaN rules (see
+    numpy.isclose)."""
+    from lazyarray import _ufuncs as u
+
+    x, y = _a(a), _a(b)
+    dt = np.result_type(x.dtype, y.dtype, 1.0)
+    x, y = x.astype(dt), y.astype(dt)
+    finite = u.isfinite(x) & u.isfinite(y)
+    close = u.less_equal(abs(x - y), atol + rtol * abs(y)) & finite
+    res = close | ((x == y) & ~finite)
+    if equal_nan:
+        res = res | (u.isnan(x) & u.isnan(y))
+    return res
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether all elements are close (see numpy.allclose): computes the value."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+def array_equal(a1, a2, equal_nan=False) -> bool:
+    """Same shape and elements (see numpy.array_equal): computes the value."""
+    x, y = _a(a1), _a(a2)
+    if x.shape != y.shape:
+        return False
+    eq = x == y
+    if equal_nan and x.dtype.kind in "fc" and y.dtype.kind in "fc":
+        from lazyarray import _ufuncs as u
+
+        eq = eq | (u.isnan(x) & u.isnan(y))
+    return bool(eq.all())
+
+
+def array_equiv(a1, a2) -> bool:
+    """Shape-consistent (broadcastable) and equal (see numpy.array_equiv)."""
+    x, y = _a(a1), _a(a2)
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return False
+    return bool((x == y).all())
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """Replace NaN and infinities with finite numbers (see numpy.nan_to_num)."""
+    from lazyarray import _ufuncs as u
+
+    a = _a(x)
+    if a.dtype.kind not in "fc":
+        return a.copy()
+    if a.dtype.kind == "c":
+        return _fallback(np.nan_to_num, a, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    info = np.finfo(a.dtype)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    out = where(u.isnan(a), np.asarray(nan, a.dtype), a)
+    out = where(out == np.inf, np.asarray(hi, a.dtype), out)
+    out = where(out == -np.inf, np.asarray(lo, a.dtype), out)
+    if not copy:
+        a[...] = out
+        return a
+    return out
+
+
+# ---- statistics ---------------------------------------------------------------------------
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Range of values, max - min, along an axis (see numpy.ptp)."""
+    x = _a(a)
+    res = x.max(axis=axis, keepdims=keepdims) - x.min(axis=axis, keepdims=keepdims)
+    if out is not None:
+        out._assign(res)
+        return out
+    return res
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """Number of non-zero values along an axis (see numpy.count_nonzero)."""
+    res = (_a(a) != 0).sum(axis=axis, keepdims=keepdims)
+    return res.astype(np.intp) if axis is not None or keepdims else res
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """Weighted average along an axis (see numpy.average)."""
+    x = _a(a)
+    if weights is None:
+        avg = x.mean(axis=axis, keepdims=keepdims)
+        n = x.size if axis is None else int(np.prod([x.shape[d] for d in
+                                                     np.atleast_1d(axis)]))
+        scl = full_like_scalar(avg, n)
+    else:
+        w = _a(weights)
+        if w.shape != x.shape:
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if w.ndim != 1 or w.shape[0] != x.shape[axis]:
+                raise ValueError("Shape of weights must be consistent with shape of a along "
+                                 "specified axis.")
+            shape = [1] * x.ndim
+            shape[axis] = w.shape[0]
+            w = w.reshape(shape)
+        dt = np.result_type(x.dtype, w.dtype, np.float64 if x.dtype.kind in "biu" else x.dtype)
+        scl = (w * np.ones((), dt)).sum(axis=axis, keepdims=keepdims)
+        avg = (x * w).astype(dt).sum(axis=axis, keepdims=keepdims) / scl
+    return (avg, scl) if returned else avg
+
+
+def full_like_scalar(ref, value):
+    from lazyarray._creation import full
+
+    return full(ref.shape, value, dtype=ref.dtype)
+
+
+def _nan_reduction(fn, fill, a, axis, dtype, keepdims, **kw):
+    from lazyarray import _ufuncs as u
+
+    x = _a(a)
+    if x.dtype.kind not in "fc":
+        return fn(x, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype else {}), **kw)
+    clean = where(u.isnan(x), np.asarray(fill, x.dtype), x)
+    return fn(clean, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype else {}), **kw)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """Sum treating NaN as zero (see numpy.nansum)."""
+    from lazyarray._reductions import sum as f
+
+    return _nan_reduction(f, 0, a, axis, dtype, keepdims, out=out)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """Product treating NaN as one (see numpy.nanprod)."""
+    from lazyarray._reductions import prod as f
+
+    return _nan_reduction(f, 1, a, axis, dtype, keepdims, out=out)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, **kw):
+    """Maximum ignoring NaN (see numpy.nanmax; all-NaN slices use NumPy for its warning)."""
+    from lazyarray._reductions import max as f
+
+    return _nan_reduction(f, -np.inf, a, axis, None, keepdims, out=out)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, **kw):
+    """Minimum ignoring NaN (see numpy.nanmin)."""
+    from lazyarray._reductions import min as f
+
+    return _nan_reduction(f, np.inf, a, axis, None, keepdims, out=out)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """Mean ignoring NaN (see numpy.nanmean)."""
+    from lazyarray import _ufuncs as u
+
+    x = _a(a)
+    if x.dtype.kind not in "fc":
+        return x.mean(axis=axis, dtype=dtype, keepdims=keepdims)
+    ok = ~u.isnan(x)
+    total = nansum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return total / ok.sum(axis=axis, keepdims=keepdims)
+
+
+def polyval(p, x):
+    """Evaluate a polynomial by Horner's rule (see numpy.polyval)."""
+    coeffs = list(p) if not isinstance(p, Array) else [p[i] for i in range(p.shape[0])]
+    xv = _a(x)
+    y = xv * 0
+    for c in coeffs:
+        y = y * xv + c
+    return y

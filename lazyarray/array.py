@@ -7,6 +7,7 @@ An Array wraps a graph Node. Operators and methods only build nodes; observing a
 from __future__ import annotations
 
 import math
+import functools
 import operator
 
 import numpy as np
@@ -532,6 +533,20 @@ class Array:
     conjugate = conj
 
     # ---- NumPy protocols ---------------------------------------------------------------
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy functions called on lazy arrays run lazyarray's version (or the counted
+        fallback), so code that imports real NumPy keeps lazy arrays lazy."""
+        if not all(issubclass(t, (Array, np.ndarray)) for t in types):
+            return NotImplemented
+        impl = _native(func)
+        if impl is None:
+            return _fallback(func, *args, **kwargs)
+        try:
+            return impl(*args, **kwargs)
+        except TypeError as exc:
+            if "unexpected keyword argument" not in str(exc):
+                raise
+            return _fallback(func, *args, **kwargs)
     def __array_ufunc__(self, uf, method, *inputs, **kwargs):
         mine = _UFUNCS.get(uf.__name__)
         if mine is None:
@@ -603,6 +618,19 @@ def may_share_memory(a, b, max_work=None) -> bool:
     return bool(np.may_share_memory(a._layout(), b._layout()))
 
 
+def _native(func):
+    """lazyarray's own implementation of a NumPy function, if it has one."""
+    import importlib
+
+    module = (func.__module__ or "numpy").replace("numpy", "lazyarray", 1)
+    try:
+        ns = importlib.import_module(module.split("._")[0])
+    except ImportError:
+        return None
+    impl = vars(ns).get(func.__name__)
+    return impl if callable(impl) and not isinstance(impl, functools.partial) else None
+
+
 def _rebuild(value: np.ndarray) -> Array:
     return Array(buffer(value))
 
@@ -638,6 +666,33 @@ for _py, _uf in _OPERATORS.items():
 for _py, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                  "eq": "equal", "ne": "not_equal"}.items():
     setattr(Array, f"__{_py}__", _binary(_uf))
+def _matmul(self, other):
+    from lazyarray._products import matmul
+
+    return matmul(self, other)
+
+
+def _rmatmul(self, other):
+    from lazyarray._products import matmul
+
+    return matmul(other, self)
+
+
+def _imatmul(self, other):
+    self._assign(_matmul(self, other))
+    return self
+
+
+def _dot(self, b, out=None):
+    from lazyarray._products import dot
+
+    return dot(self, b, out)
+
+
+Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = _matmul, _rmatmul, _imatmul
+Array.dot = _dot
+
+
 def _pow(self, other):
     """x ** 2 and x ** 0.5 on inexact arrays use square/sqrt, as ndarray.__pow__ does."""
     if isinstance(other, (int, float, np.integer, np.floating)) and not isinstance(other, bool) \

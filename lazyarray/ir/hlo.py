@@ -4,7 +4,8 @@ An instruction refers to its operands by position in the module. Opcodes are the
 an elementwise op's table name (printed with its HLO name), or one of `parameter`,
 `constant`, `convert`, `select`, `broadcast`, `reshape`, `transpose`, `slice`, `reduce`,
 `argreduce`, `update`, `fusion`, `get-tuple-element`. `update(base, value)` is `base` with the
-elements at `offset + sum(i_k * strides_k)` (flat, C order) replaced by `value` (a write). A fusion's `value` is the fused computation, itself
+elements at `offset + sum(i_k * strides_k)` (flat, C order) replaced by `value` (a write);
+`dot(a, b)` is NumPy's matmul, a library (BLAS) call. A fusion's `value` is the fused computation, itself
 a Module whose parameters are the fusion's operands.
 """
 
@@ -48,7 +49,9 @@ class Instr:
         return (self.opcode, self.operands, self.shape, self.dtype, self.attrs, v)
 
 
-_NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | {"fusion", "get-tuple-element", "update"}
+# run by the executor between kernels: a write, and library calls (XLA's custom-call)
+LIBRARY = frozenset({"update", "dot"})
+_NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | LIBRARY | {"fusion", "get-tuple-element"}
 
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)

@@ -53,6 +53,8 @@ def evaluate(ins, xs: list) -> np.ndarray:
     if op == "argreduce":
         f = np.argmax if ins.attr("to_apply") == "max" else np.argmin
         return np.asarray(f(xs[0], axis=-1))
+    if op == "dot":
+        return np.asarray(np.matmul(xs[0], xs[1]))
     if op == "update":
         return apply_update(xs[0], xs[1], ins.attr("offset"), ins.attr("strides"), inplace=False)
     if op == "fusion":

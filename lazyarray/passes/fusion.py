@@ -24,7 +24,7 @@ from lazyarray.ops.table import OPS, Cost
 
 @dataclass
 class Group:
-    kind: str  # "loop" | "input" | "update" (a write: not a kernel, but ordered like one)
+    kind: str  # "loop" | "input" | "library" (a write or library call: ordered like a kernel)
     roots: list[int]
     members: set[int] = field(default_factory=set)
     deps: set[int] = field(default_factory=set)  # groups whose roots this one reads
@@ -68,13 +68,13 @@ def assign_groups(m: Module) -> list[Group]:
         if ins.opcode in REDUCE_LIKE:
             new_group("input", i)
             continue
-        if not ins.is_elementwise:  # update: a write the executor runs between kernels
-            new_group("update", i)
+        if not ins.is_elementwise:  # a write or a library call: the executor runs it
+            new_group("library", i)
             continue
         # read through a view, or written by an update: the value needs a buffer of its own
         viewed = any(m.instrs[u].opcode in MOVEMENT or not m.instrs[u].is_elementwise
                      and m.instrs[u].opcode not in REDUCE_LIKE for u in users[i])
-        ugroups = {g for u in users[i] for g in member_of[u] if groups[g].kind != "update"}
+        ugroups = {g for u in users[i] for g in member_of[u] if groups[g].kind != "library"}
         full = any(len(groups[g].members) >= MAX_FUSION for g in ugroups)
         if i in outputs or viewed or not ugroups or full:
             if i in outputs and not viewed and len(ugroups) == 1:
@@ -271,7 +271,7 @@ def fuse(m: Module) -> Module:
 
     for k in _topo_groups(groups):
         g = groups[k]
-        if g.kind == "update":
+        if g.kind == "library":
             outer(g.roots[0])
             continue
         comp, params = _fused_computation(m, g)

@@ -207,6 +207,11 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
+        elif op == "dot":
+            a, b = (vals[o] for o in ins.operands)
+            vals[i] = np.empty(ins.shape, ins.dtype) if dry else np.asarray(np.matmul(a, b))
+            if not dry:
+                stats.bump("library_calls")
         elif op == "update":
             base, value = (vals[o] for o in ins.operands)
             inplace = _donatable(m, i, ins.operands[0], last_use, base)
