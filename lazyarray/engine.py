@@ -40,22 +40,38 @@ def optimize(module: Module) -> Module:
     return plan
 
 
+_STRICT = ("raise", "call", "log")
+
+
 def _use_interpreter(nodes: list[Node]) -> bool:
     o = config.get()
     if o.backend == "numpy":
         return True
+    if any(v in _STRICT for v in np.geterr().values()):
+        return True  # np.errstate(...="raise"): NumPy's own loops report, kernels cannot
     threshold = o.eager_threshold
     return all(math.prod(n.shape) < threshold for n in nodes)
 
 
 def interpret_graph(order: list[Node], roots: list[Node]) -> list[np.ndarray]:
     """The reference interpreter straight on the graph (small work: no lowering, no passes)."""
+    uses: dict[int, int] = {}
+    for n in order:
+        for s in n.srcs:
+            uses[id(s)] = uses.get(id(s), 0) + 1
+    for r in roots:
+        uses[id(r)] = uses.get(id(r), 0) + 1
     vals: dict[int, np.ndarray] = {}
-    with np.errstate(all="ignore"):
-        for n in order:
-            vals[id(n)] = n.value if n.op in ("buffer", "constant") else evaluate(
-                n, [vals[id(s)] if id(s) in vals else s.value for s in n.srcs])
-    return [vals[id(r)] if id(r) in vals else r.value for r in roots]
+    for n in order:  # under the caller's np.errstate: NumPy warns or raises as it would
+        if n.op in ("buffer", "constant"):
+            vals[id(n)] = n.value
+            continue
+        vals[id(n)] = evaluate(n, [vals[id(s)] for s in n.srcs])
+        for s in n.srcs:  # free each intermediate at its last use
+            uses[id(s)] -= 1
+            if not uses[id(s)]:
+                del vals[id(s)]
+    return [vals[id(r)] for r in roots]
 
 
 def materialize(nodes: list[Node]) -> None:

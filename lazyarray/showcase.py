@@ -870,7 +870,8 @@ cells: median time per call, then time / numpy time (below 1 is faster); ✓ / �
 matches numpy (np.allclose; lazyarray also dtype and shape); —: not available or not
 expressible; * numexpr for the elementwise part, numpy for the reductions.
 la 1st call: lazyarray's first call at that size in this process (compiles it caused, in
-parentheses; later sizes reuse the kernels); kernels: la.explain(...).num_kernels.
+parentheses; later sizes reuse the kernels); kernels: la.explain(...).num_kernels
+(0: small work runs on the NumPy interpreter tier, no kernel).
 numba (ideal): hand-written njit(parallel=True) loop writing into a reused output (W9: serial,
 W5: numpy matmul + parallel bias/relu loop); compile time excluded."""
 

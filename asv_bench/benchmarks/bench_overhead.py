@@ -1,0 +1,106 @@
+"""Fixed costs: building graph nodes, evaluating a small cached graph, a long tiny chain.
+
+Engines: ``numpy``; ``lazyarray`` with its default tiers (tiny work may run on the NumPy
+interpreter of the HLO); ``lazyarray-compiled`` with ``eager_threshold=0``, which forces
+the compiled-kernel path (what a kernel launch costs once it is cached).
+"""
+
+import numpy as np
+
+from .common import compiled_path, require_lazyarray, run, vector, w9
+
+OVERHEAD_ENGINES = ["numpy", "lazyarray", "lazyarray-compiled"]
+
+
+def _setup_engine(self, engine):
+    self._ctx = None
+    if engine == "numpy":
+        return np
+    lz = require_lazyarray("asarray", "options")
+    if engine == "lazyarray-compiled":
+        self._ctx = compiled_path(lz)
+        self._ctx.__enter__()
+    return lz
+
+
+def _teardown_engine(self):
+    if getattr(self, "_ctx", None) is not None:
+        self._ctx.close()
+        self._ctx = None
+
+
+class GraphBuild:
+    """Building 100 elementwise nodes (25 x sin(x*1.01+0.1)-0.05) without evaluating:
+    time / 100 is the per-op cost (DESIGN.md: about a microsecond)."""
+
+    def setup(self):
+        lz = require_lazyarray("asarray", "sin")
+        self.la = lz
+        self.x = lz.asarray(vector(1000))
+
+    def time_build_100_ops(self):
+        lz, x = self.la, self.x
+        for _ in range(25):
+            x = lz.sin(x * 1.01 + 0.1) - 0.05
+
+    def time_build_1_op(self):
+        self.x + 1.0
+
+
+class SmallGraph:
+    """a*b + c on 10 elements, evaluated and materialized; cached after setup."""
+
+    params = [OVERHEAD_ENGINES]
+    param_names = ["engine"]
+
+    def setup(self, engine):
+        self.xp = _setup_engine(self, engine)
+        args = (vector(10, 1), vector(10, 2), vector(10, 3))
+        self.args = args if self.xp is np else tuple(self.xp.asarray(a) for a in args)
+        self.time_small_graph(engine)  # warm-up
+
+    def teardown(self, engine):
+        _teardown_engine(self)
+
+    def time_small_graph(self, engine):
+        a, b, c = self.args
+        np.asarray(a * b + c)
+
+
+class Chain100:
+    """W9: 100 chained elementwise ops on 10 elements (NumPy: ~0.5 us an op)."""
+
+    params = [OVERHEAD_ENGINES]
+    param_names = ["engine"]
+
+    def setup(self, engine):
+        self.xp = _setup_engine(self, engine)
+        x = vector(10, 9)
+        self.args = (x,) if self.xp is np else (self.xp.asarray(x),)
+        run("W9", self.xp, self.args)  # warm-up
+
+    def teardown(self, engine):
+        _teardown_engine(self)
+
+    def time_chain_100_ops(self, engine):
+        np.asarray(w9(self.xp, *self.args))
+
+
+class AsArray:
+    """Entry copy (la.asarray copies, DESIGN.md 1.3): should cost about a NumPy copy."""
+
+    params = [[10, 10**6]]
+    param_names = ["size"]
+
+    def setup(self, size):
+        self.la = require_lazyarray("asarray")
+        self.x = vector(size, 4)
+
+    def time_asarray(self, size):
+        self.la.asarray(self.x)
+
+    def time_asarray_materialized(self, size):
+        np.asarray(self.la.asarray(self.x))
+
+    def time_numpy_copy(self, size):
+        self.x.copy()
