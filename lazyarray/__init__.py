@@ -121,3 +121,10 @@ def __getattr__(name: str):
         globals()[name] = wrapper
         return wrapper
     return obj
+
+
+# submodules (`import ... as`: a plain `from lazyarray import x` would find __getattr__'s NumPy x)
+import lazyarray.fft as fft  # noqa: E402
+import lazyarray.linalg as linalg  # noqa: E402
+import lazyarray.random as random  # noqa: E402
+import lazyarray.testing as testing  # noqa: E402

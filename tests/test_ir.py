@@ -37,7 +37,15 @@ def _programs():
     }
 
 
-PROGRAMS = _programs()
+with la.options(eager_threshold=0):  # graphs, not eagerly computed tiny results
+    PROGRAMS = _programs()
+
+
+@pytest.fixture(autouse=True)
+def lazy_graphs():
+    """Small arrays would otherwise run eagerly (the tiny tier): build graphs to inspect."""
+    with la.options(eager_threshold=0):
+        yield
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
