@@ -42,7 +42,8 @@ from lazyarray._manipulation import (  # noqa: E402
 concat = concatenate
 from lazyarray._products import dot, inner, matmul, outer, vdot, vecdot  # noqa: E402
 from lazyarray._reductions import (  # noqa: E402
-    all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var,
+    all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, max,
+    mean, min, prod, std, sum, var,
 )
 from lazyarray._ufuncs import *  # noqa: E402,F403
 from lazyarray.array import Array, _fallback, may_share_memory, shares_memory, ufunc  # noqa: E402

@@ -170,3 +170,52 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     if not isinstance(v, Array):
         return v
     return _finish(build.elementwise("sqrt", v._node), out)
+
+
+def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:
+    node = as_node(a)
+    acc = reduce_dtype(ufunc, node.dtype, None if dtype is None else np.dtype(dtype))
+    if axis is not None:
+        build.normalize_axis(axis, len(node.shape))
+    elif not node.shape:
+        node = build.reshape(node, (1,))
+    return _finish(build.scan(build.convert(node, acc), name, axis), out)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum along an axis (None: the flattened array) (see numpy.cumsum)."""
+    return _scan("add", np.add, a, axis, dtype, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product along an axis (None: the flattened array) (see numpy.cumprod)."""
+    return _scan("multiply", np.multiply, a, axis, dtype, out)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """Array API cumulative sum (see numpy.cumulative_sum)."""
+    if include_initial or (axis is None and np.ndim(x) > 1 if not isinstance(x, Array)
+                           else axis is None and x.ndim > 1):
+        return _fallback(np.cumulative_sum, x, axis=axis, dtype=dtype,
+                         include_initial=include_initial)
+    return cumsum(x, axis=axis, dtype=dtype, out=out)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """Array API cumulative product (see numpy.cumulative_prod)."""
+    if include_initial or (axis is None and (x.ndim if isinstance(x, Array) else np.ndim(x)) > 1):
+        return _fallback(np.cumulative_prod, x, axis=axis, dtype=dtype,
+                         include_initial=include_initial)
+    return cumprod(x, axis=axis, dtype=dtype, out=out)
+
+
+def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
+    names = {"add": "add", "multiply": "multiply", "maximum": "maximum", "minimum": "minimum"}
+    name = names.get(uf.__name__)
+    node = as_node(array)
+    if name is None or not node.shape:
+        return _fallback(uf._np.accumulate, array, axis=axis, dtype=dtype)
+    acc = reduce_dtype(uf._np, node.dtype, None if dtype is None else np.dtype(dtype)) if \
+        name in ("add", "multiply") else (np.dtype(dtype) if dtype is not None else node.dtype)
+    build.normalize_axis(axis, len(node.shape))
+    return _finish(build.scan(build.convert(node, acc), name, axis), out)

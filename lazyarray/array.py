@@ -127,8 +127,10 @@ class ufunc:
         a = build.reshape(a, a.shape + (1,) * len(b.shape))
         return self(Array(a), Array(b), **kwargs)
 
-    def accumulate(self, *args, **kwargs):
-        return _fallback(self._np.accumulate, *args, **kwargs)
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        from lazyarray import _reductions
+
+        return _reductions.ufunc_accumulate(self, array, axis, dtype, out)
 
     def at(self, *args, **kwargs):
         raise NotImplementedError("ufunc.at needs in-place writes through views (not yet)")
@@ -544,6 +546,16 @@ class Array:
         from lazyarray._reductions import argmax as f
 
         return f(self, axis=axis, out=out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        from lazyarray._reductions import cumsum as f
+
+        return f(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        from lazyarray._reductions import cumprod as f
+
+        return f(self, axis=axis, dtype=dtype, out=out)
 
     def argmin(self, axis=None, out=None, keepdims=False):
         from lazyarray._reductions import argmin as f

@@ -82,6 +82,19 @@ CASES.update({
  "polyval": lambda xp, A: xp.polyval([1.0, -2.0, 3.0], A(w)),
 })
 
+CASES.update({
+    "cumsum": lambda xp, A: xp.cumsum(A(X)),
+    "cumsum0": lambda xp, A: xp.cumsum(A(X), axis=0),
+    "cumsum1": lambda xp, A: A(X).cumsum(axis=-1),
+    "cumprod": lambda xp, A: xp.cumprod(A(X) * 0.1 + 1, axis=1),
+    "cumsum_i8": lambda xp, A: xp.cumsum(A(Y.astype(np.int8)), axis=1),
+    "cumsum_expr": lambda xp, A: xp.cumsum(xp.sin(A(X)) * 2, axis=0)[::3] + 1,
+    "acc_max": lambda xp, A: xp.maximum.accumulate(A(X), axis=1),
+    "cumsum_0d": lambda xp, A: xp.cumsum(A(np.float64(3))),
+    "cumsum_empty": lambda xp, A: xp.cumsum(A(np.zeros((0, 3))), axis=1),
+    "cumsum_T": lambda xp, A: xp.cumsum(A(X).T, axis=1),
+})
+
 
 @pytest.mark.parametrize("mode", ["interp", "compiled"])
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -51,6 +51,7 @@ def _check(comp: Module) -> None:
             raise Unsupported("float16")
         operand_complex = any(comp.instrs[o].dtype.kind == "c" for o in ins.operands)
         if operand_complex and (ins.opcode in _NO_COMPLEX or ins.opcode == "argreduce" or (
+                ins.opcode == "scan" and ins.attr("to_apply") in ("maximum", "minimum")) or (
                 ins.opcode == "reduce" and ins.attr("to_apply") in ("maximum", "minimum"))):
             raise Unsupported(f"{ins.opcode} on complex")
 
@@ -119,6 +120,8 @@ def _signature(comp: Module, spec: Spec) -> list[str]:
     params += [f"n{d}" for d in range(spec.rank)]
     if spec.kind == "reduce":
         params += [f"init{k}" for k in range(len(_reductions(comp)))] + ["nchunks"]
+    if spec.kind == "scan":
+        params.append("init0")
     return params
 
 
@@ -140,6 +143,8 @@ def render(comp: Module, spec: Spec) -> str:
         src = head + _render_loop(comp, spec, idx)
     elif spec.kind == "reduce":
         src = head + _render_reduce(comp, spec, idx)
+    elif spec.kind == "scan":
+        src = head + _render_scan(comp, spec, idx)
     else:
         src = head + _render_argreduce(comp, spec, idx)
     return "\n".join(src) + "\n"
@@ -269,6 +274,24 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     comb += finish(kat or "0")
     tail = _nest(kept, "j", True)
     return _indent(lines, 1) + _indent(tail, 1) + _indent(comb, len(kept) + 1)
+
+
+def _render_scan(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
+    """Inclusive scan along the last dim, one row per outer index (rows in parallel)."""
+    (root,) = comp.outputs
+    rins = comp.instrs[root]
+    rdef = REDUCTIONS[rins.attr("to_apply")]
+    acc_t = np_type(acc_dtype(rdef.name, rins.dtype))
+    last = spec.rank - 1
+    body = _body(comp, spec, idx, {root})
+    at = ", ".join(idx)
+    scan = (["acc = init0", f"for i{last} in range(n{last}):"]
+            + _indent(body, 1)
+            + [f"    acc = {acc_t}({rdef.combine.format('acc', f'x{rins.operands[0]}')})",
+               f"    out0[{at}] = acc"])
+    lines = [("    " * d) + f"for i{d} in {'prange' if d == 0 else 'range'}(n{d}):"
+             for d in range(last)]
+    return _indent(lines, 1) + _indent(scan, last + 1)
 
 
 def _render_argreduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:

@@ -249,6 +249,19 @@ def reduce(node: Node, name: str, axes: tuple[int, ...], keepdims: bool = False)
     return out
 
 
+def scan(node: Node, name: str, axis: int | None) -> Node:
+    """Inclusive scan (`ufunc.accumulate`) along `axis` (None: the flattened array) of
+    `node`, already in the accumulator dtype."""
+    if axis is None:
+        return scan(reshape(node, (-1,)), name, 0) if len(node.shape) != 1 else scan(node, name, 0)
+    axis = normalize_axis(axis, len(node.shape))
+    last = len(node.shape) - 1
+    perm = tuple(i for i in range(last + 1) if i != axis) + (axis,)
+    moved = transpose(node, perm)
+    out = Node("scan", (moved,), moved.shape, node.dtype, (("to_apply", name),))
+    return transpose(out, tuple(int(i) for i in np.argsort(perm)))
+
+
 def argreduce(node: Node, name: str, axis: int | None, keepdims: bool = False) -> Node:
     """argmax/argmin (name 'max'/'min') along one axis, or over the flattened array."""
     if axis is None:

@@ -3,7 +3,7 @@
 An instruction refers to its operands by position in the module. Opcodes are the graph's:
 an elementwise op's table name (printed with its HLO name), or one of `parameter`,
 `constant`, `convert`, `select`, `broadcast`, `reshape`, `transpose`, `slice`, `reduce`,
-`argreduce`, `update`, `fusion`, `get-tuple-element`. `update(base, value)` is `base` with the
+`argreduce`, `scan`, `update`, `fusion`, `get-tuple-element`. `update(base, value)` is `base` with the
 elements at `offset + sum(i_k * strides_k)` (flat, C order) replaced by `value` (a write);
 `dot(a, b)` is NumPy's matmul, a library (BLAS) call. A fusion's `value` is the fused computation, itself
 a Module whose parameters are the fusion's operands.
@@ -17,7 +17,7 @@ import numpy as np
 
 MOVEMENT = frozenset({"broadcast", "reshape", "transpose", "slice"})
 SOURCES = frozenset({"parameter", "constant"})
-REDUCE_LIKE = frozenset({"reduce", "argreduce"})
+REDUCE_LIKE = frozenset({"reduce", "argreduce", "scan"})
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -50,6 +50,9 @@ def evaluate(ins, xs: list) -> np.ndarray:
     if op == "reduce":
         ufunc = REDUCTIONS[ins.attr("to_apply")].ufunc
         return np.asarray(ufunc.reduce(xs[0], axis=ins.attr("dimensions"), dtype=ins.dtype))
+    if op == "scan":
+        ufunc = REDUCTIONS[ins.attr("to_apply")].ufunc
+        return np.asarray(ufunc.accumulate(xs[0], axis=-1, dtype=ins.dtype)) if xs[0].ndim else xs[0]
     if op == "argreduce":
         f = np.argmax if ins.attr("to_apply") == "max" else np.argmin
         return np.asarray(f(xs[0], axis=-1))

@@ -177,7 +177,7 @@ def _parse_instr(m: re.Match, fusions: dict) -> Instr:
         name = BY_HLO[(op, attrs.get("direction"))].name
         return Instr(name, operands, shape, dtype)
     order = {"broadcast": ("dimensions",), "reduce": ("dimensions", "to_apply"),
-             "argreduce": ("to_apply",), "slice": ("slices",), "get-tuple-element": ("index",),
+             "argreduce": ("to_apply",), "scan": ("to_apply",), "slice": ("slices",), "get-tuple-element": ("index",),
              "update": ("offset", "strides")}
     keys = order.get(op, ())
     vals = tuple((k, int(attrs[k]) if k in ("index", "offset") else attrs[k]) for k in keys)

@@ -121,7 +121,7 @@ def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
     """Independent fusions over one iteration space that share an input become one."""
     alive = [True] * len(groups)
     for a in range(len(groups)):
-        if not alive[a] or m.instrs[groups[a].roots[0]].opcode == "argreduce":
+        if not alive[a] or m.instrs[groups[a].roots[0]].opcode in ("argreduce", "scan"):
             continue
         for b in range(a + 1, len(groups)):
             ga, gb = groups[a], groups[b]

@@ -97,7 +97,7 @@ def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list]:
     """(results as the HLO shapes them, the kernel's argument list)."""
     spec, sizes = launch.spec, launch.sizes
     kept = tuple(n for n, r in zip(sizes, spec.reduced, strict=True) if not r)
-    canon_shape = (sizes if spec.kind == "loop" else kept) or (1,)
+    canon_shape = (sizes if spec.kind in ("loop", "scan") else kept) or (1,)
     results = [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
     args = [r.reshape(canon_shape) for r in results]
     inits = []
@@ -113,6 +113,10 @@ def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list]:
     args += [*launch.arrays, *launch.scalars, *sizes]
     if spec.kind == "reduce":
         args += [*inits, _nchunks(sizes, kept) if spec.chunked else 1]
+    if spec.kind == "scan":
+        ins = next(i for i in comp.instrs if i.opcode == "scan")
+        name = ins.attr("to_apply")
+        args.append(reduce_init(name, acc_dtype(name, ins.dtype)))
     return results, args
 
 

@@ -22,7 +22,7 @@ from lazyarray.ir.interpret import apply_movement
 class Spec:
     """The shape-free part of a launch: with the masked HLO text, the kernel's cache key."""
 
-    kind: str  # "loop" | "reduce" | "argreduce"
+    kind: str  # "loop" | "reduce" | "argreduce" | "scan"
     rank: int  # canonical loop rank
     reduced: tuple[bool, ...]  # per canonical dim
     loads: tuple[tuple[int, tuple[int, ...] | None], ...]  # (instr id, dims indexed | None=scalar)
@@ -73,9 +73,9 @@ def _value(comp: Module, i: int, operands: list, memo: dict):
 
 
 def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
-    reds = [ins for ins in comp.instrs if ins.opcode in ("reduce", "argreduce")]
+    reds = [ins for ins in comp.instrs if ins.opcode in ("reduce", "argreduce", "scan")]
     root = reds[0] if reds else comp.instrs[comp.outputs[0]]
-    if root.opcode in ("reduce", "argreduce"):
+    if root.opcode in ("reduce", "argreduce", "scan"):
         space = comp.instrs[root.operands[0]].shape
         red = root.attr("dimensions") if root.opcode == "reduce" else (len(space) - 1,)
         kind = root.opcode
@@ -87,7 +87,8 @@ def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
     empty = any(n == 0 for n in space)
 
     # drop size-1 dims (an argreduce keeps its reduced last dim even when it has size 1)
-    keep = [d for d, n in enumerate(space) if n != 1 or (kind == "argreduce" and d in red)]
+    along_last = kind in ("argreduce", "scan")  # these keep their last dim as it is
+    keep = [d for d, n in enumerate(space) if n != 1 or (along_last and d in red)]
     sizes = [space[d] for d in keep]
     reduced = [d in red for d in keep]
     # a load has the iteration space's shape, or is a scalar (a 0-d constant, or a constant
@@ -100,7 +101,7 @@ def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
     # merge adjacent dims that every load walks as one (same reducedness; outputs are C order)
     d = len(sizes) - 2
     while d >= 0:
-        ok = reduced[d] == reduced[d + 1] and not (kind == "argreduce" and reduced[d + 1])
+        ok = reduced[d] == reduced[d + 1] and not (along_last and reduced[d + 1])
         if ok:
             for s in strides:
                 if (s[d] == 0) != (s[d + 1] == 0) or (s[d] != 0 and s[d] != s[d + 1] * sizes[d + 1]):
