@@ -234,7 +234,3 @@ def main(argv: list[str]) -> int:
         return 2
     sys.stdout.write(render_text(*table()))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

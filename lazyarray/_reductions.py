@@ -22,8 +22,11 @@ def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VA
     if where is not True:
         return _fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
                          initial=initial, where=where)
+    if not node.shape and axis in (0, -1, (0,), (-1,)):
+        axis = None  # NumPy: ufunc reductions of a 0-d array accept axis 0 and -1
     axes = build.normalize_axes(axis, len(node.shape))
-    acc = reduce_dtype(ufunc, node.dtype, None if dtype is None else np.dtype(dtype))
+    # dtype= is the accumulator NumPy uses, the input cast to it as it must be ('unsafe')
+    acc = np.dtype(dtype) if dtype is not None else reduce_dtype(ufunc, node.dtype, None)
     if name in ("or", "and"):
         acc = np.dtype(bool)
     src = build.convert(node, acc)
@@ -113,31 +116,31 @@ def _count(node: Node, axis) -> int:
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean along the given axes (see numpy.mean).
 
-    Integer and bool inputs average in float64; float16 accumulates in float32, as NumPy does.
+    As NumPy: integer and bool inputs average in float64, float16 accumulates in float32, and
+    the division keeps the accumulator's dtype.
     """
     if where is not True:
         return _fallback(np.mean, a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     node = as_node(a)
     n = _count(node, axis)
-    acc, final = _mean_dtypes(node.dtype, dtype)
-    total = sum(Array(node), axis=axis, dtype=acc, keepdims=keepdims)
-    res = build.elementwise("divide", total._node, n)
-    return _finish(build.convert(res, final), out)
-
-
-def _mean_dtypes(dtype: np.dtype, requested):
-    if requested is not None:
-        return np.dtype(requested), np.dtype(requested)
-    if dtype.kind in "biu":
-        return np.dtype(np.float64), np.dtype(np.float64)
-    if dtype == np.float16:
-        return np.dtype(np.float32), dtype
-    return dtype, dtype
+    acc = dtype
+    if dtype is None and node.dtype.kind in "biu":
+        acc = np.float64
+    elif dtype is None and node.dtype == np.float16:
+        acc = np.float32
+    total = sum(Array(node), axis=axis, dtype=acc, keepdims=keepdims)._node
+    res = build.convert(build.elementwise("divide", total, n), total.dtype)
+    if dtype is None and node.dtype == np.float16:
+        res = build.convert(res, node.dtype)
+    return _finish(res, out)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=_NO_VALUE):
-    """Variance along the given axes, ``sum(|x - x.mean()|**2) / (n - ddof)`` (see numpy.var)."""
+    """Variance along the given axes, ``sum(|x - x.mean()|**2) / (n - ddof)`` (see numpy.var).
+
+    The same steps and dtypes as NumPy: each division keeps the dtype of the sum it divides.
+    """
     if where is not True or mean is not None:
         return _fallback(np.var, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                          where=where, mean=mean)
@@ -145,21 +148,18 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         ddof = correction
     node = as_node(a)
     n = _count(node, axis)
-    acc, final = _mean_dtypes(node.dtype, dtype)
-    arrmean = build.elementwise("divide", sum(Array(node), axis=axis, dtype=acc,
-                                              keepdims=True)._node, n)
-    arrmean = build.convert(arrmean, acc) if arrmean.dtype != acc and acc.kind != "c" else arrmean
+    dt = np.float64 if dtype is None and node.dtype.kind in "biu" else dtype
+    total = sum(Array(node), axis=axis, dtype=dt, keepdims=True)._node
+    arrmean = build.convert(build.elementwise("divide", total, n), total.dtype)
     x = build.elementwise("subtract", node, arrmean)
     if x.dtype.kind == "c":
         sq = build.elementwise("multiply", x, build.elementwise("conjugate", x))
         sq = build.convert(sq, np.dtype(f"f{x.dtype.itemsize // 2}"))
     else:
         sq = build.elementwise("multiply", x, x)
-    out_acc = acc if acc.kind != "c" else np.dtype(f"f{acc.itemsize // 2}")
-    total = sum(Array(sq), axis=axis, dtype=out_acc, keepdims=keepdims)
-    res = build.elementwise("divide", total._node, builtins.max(n - ddof, 0))
-    fin = final if final.kind != "c" else np.dtype(f"f{final.itemsize // 2}")
-    return _finish(build.convert(res, fin), out)
+    ret = sum(Array(sq), axis=axis, dtype=dt, keepdims=keepdims)._node
+    res = build.convert(build.elementwise("divide", ret, builtins.max(n - ddof, 0)), ret.dtype)
+    return _finish(res, out)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
@@ -167,9 +167,15 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     """Standard deviation along the given axes: sqrt of `var` (see numpy.std)."""
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
             correction=correction)
-    if not isinstance(v, Array):
+    if not isinstance(v, Array) or v._storage.node.op == "buffer" and where is not True:
         return v
-    return _finish(build.elementwise("sqrt", v._node), out)
+    root = build.elementwise("sqrt", v._node)
+    if root.dtype != v.dtype:  # NumPy takes the root in place: out= v, casting same_kind
+        if not np.can_cast(root.dtype, v.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc 'sqrt' output from {root.dtype!r} to "
+                            f"{v.dtype!r} with casting rule 'same_kind'")
+        root = build.convert(root, v.dtype)
+    return _finish(root, out)
 
 
 def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:

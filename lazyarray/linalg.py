@@ -51,15 +51,16 @@ def _drop_axes(r: Array, axes: tuple[int, ...]) -> Array:
     return r.reshape(tuple(n for i, n in enumerate(r.shape) if i not in axes))
 
 
-def _vector(x: Array, axes: tuple[int, ...], ord, keepdims: bool) -> Array:
-    """Vector norm of order `ord` over the (normalized) `axes`, lazily."""
+def _vector(x: Array, axes, ord, keepdims: bool) -> Array:
+    """Vector norm of order `ord` over `axes` (an int or a tuple of ints), lazily."""
     la = _la()
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    axes = normalize_axis_tuple(axes, x.ndim)
     if ord is None or ord == 2:
         return la.sqrt(_squared_magnitude(x).sum(axis=axes, keepdims=keepdims))
     if ord == math.inf:
-        return abs(x).max(axis=axes, keepdims=keepdims)
+        return abs(x).max(axis=axes, keepdims=keepdims, initial=0)  # 0 for empty, as NumPy
     if ord == -math.inf:
         return abs(x).min(axis=axes, keepdims=keepdims)
     if ord == 0:
@@ -88,8 +89,10 @@ def _matrix(x: Array, axes: tuple[int, int], ord, keepdims: bool) -> Array:
     # 1-norms: largest/smallest column sum; inf-norms: largest/smallest row sum
     summed, extreme = (row, col) if ord in (1, -1) else (col, row)
     sums = abs(x).sum(axis=summed, keepdims=True)
-    r = sums.max(axis=extreme, keepdims=True) if ord > 0 else sums.min(axis=extreme,
-                                                                      keepdims=True)
+    if ord > 0:
+        r = sums.max(axis=extreme, keepdims=True, initial=0)
+    else:
+        r = sums.min(axis=extreme, keepdims=True)
     return r if keepdims else _drop_axes(r, (row, col))
 
 
@@ -128,7 +131,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
             raise TypeError("'axis' must be None, an integer or a tuple of integers") from e
         axis = (axis,)
     if len(axis) == 1:
-        return _vector(x, normalize_axis_tuple(axis, x.ndim), ord, keepdims)
+        return _vector(x, axis, ord, keepdims)
     if len(axis) == 2:
         return _matrix(x, axis, ord, keepdims)
     raise ValueError("Improper number of dimensions to norm.")
@@ -154,11 +157,9 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         The norms.
     """
     x = _as_inexact(x)
-    if axis is None:
-        axes = tuple(range(x.ndim))
-    else:
-        axes = normalize_axis_tuple(axis, x.ndim)
-    return _vector(x, axes, ord, keepdims)
+    if isinstance(axis, tuple):
+        axis = normalize_axis_tuple(axis, x.ndim)
+    return _vector(x, tuple(range(x.ndim)) if axis is None else axis, ord, keepdims)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):

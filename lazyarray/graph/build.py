@@ -264,6 +264,8 @@ def scan(node: Node, name: str, axis: int | None) -> Node:
 
 def argreduce(node: Node, name: str, axis: int | None, keepdims: bool = False) -> Node:
     """argmax/argmin (name 'max'/'min') along one axis, or over the flattened array."""
+    if not node.shape and not isinstance(axis, tuple) and axis is not None and operator.index(axis) in (0, -1):
+        axis = None  # NumPy accepts axis 0 and -1 for a 0-d array
     if axis is None:
         flat = reshape(node, (-1,)) if len(node.shape) != 1 else node
         out = argreduce(flat, name, 0)

@@ -41,8 +41,11 @@ def evaluate(ins, xs: list) -> np.ndarray:
         out = OPS[op].ref(*xs)
         return np.asarray(out).astype(ins.dtype, copy=False)
     if op == "convert":
-        return np.asarray(xs[0].real if xs[0].dtype.kind == "c" and ins.dtype.kind != "c"
-                          else xs[0]).astype(ins.dtype)
+        x = xs[0]
+        if ins.dtype.kind == "b":
+            return np.asarray(x != 0)
+        return np.asarray(x.real if x.dtype.kind == "c" and ins.dtype.kind != "c" else x
+                          ).astype(ins.dtype)
     if op == "select":
         return np.where(*xs)
     if op in ("reshape", "transpose", "slice", "broadcast"):
