@@ -68,8 +68,11 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
     if dt.kind not in "biufc":
         _unsupported(np.empty(0, dt))
-    with np.errstate(all="ignore"):
-        value = np.array(fill_value).astype(dt) if dtype is not None else np.array(fill_value, dt)
+    if type(fill_value) is int:  # a Python int must fit (NumPy raises OverflowError)
+        value = np.asarray(fill_value, dtype=dt)
+    else:
+        with np.errstate(all="ignore"):
+            value = np.array(fill_value).astype(dt)
     return Array(build.broadcast_to(constant(value, dt), shape))
 
 

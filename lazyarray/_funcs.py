@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from lazyarray.array import Array, _fallback, _UFUNCS, operand, wrap
@@ -35,6 +37,11 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
     hi = a_max if a_max is not np._NoValue else max
     lo = None if lo is np._NoValue else lo
     hi = None if hi is np._NoValue else hi
+    dt = a.dtype if isinstance(a, Array) else np.asarray(a).dtype
+    if dt.kind in "iu":  # NumPy clips with out-of-range Python ints as with the dtype's limits
+        info = np.iinfo(dt)
+        lo, hi = (builtins.min(builtins.max(b, info.min), info.max) if type(b) is int else b
+                  for b in (lo, hi))
     if lo is None and hi is None:
         return _UFUNCS["positive"](a, out=out) if out is not None else wrap(operand_node(a))
     if lo is None:

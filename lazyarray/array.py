@@ -341,12 +341,9 @@ class Array:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        v = self._value()
         if self.ndim == 1:
-            yield from v
-        else:
-            for i in range(self.shape[0]):
-                yield self[i]
+            return iter(self._value())
+        return (self[i] for i in range(self.shape[0]))
 
     def __reduce__(self):
         return (_rebuild, (np.array(self._value()),))

@@ -109,6 +109,8 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("arctanh",             "atanh",                 E),
     _ew("deg2rad",             "deg2rad"),
     _ew("rad2deg",             "rad2deg"),
+    _ew("radians",             "radians"),
+    _ew("degrees",             "degrees"),
     _ew("floor",               "floor"),
     _ew("ceil",                "ceil"),
     _ew("trunc",               "trunc"),
