@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import types
 from numba.extending import overload
@@ -102,3 +103,57 @@ def _frexp_mantissa(x):
 @overload(frexp_exponent)
 def _frexp_exponent(x):
     return lambda x: np.int32(math.frexp(x)[1])
+
+
+def floor_divide(a, b):
+    return np.floor_divide(a, b)
+
+
+def remainder(a, b):
+    return np.remainder(a, b)
+
+
+def _divmod_float(a, b):
+    """NumPy's float divmod: floor division consistent with fmod, exact at the edges
+    (denormals, signed zeros) where floor(a / b) is not."""
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            mod += b
+            div -= 1.0
+    else:
+        mod = math.copysign(0.0, b)
+    if div != 0:
+        floordiv = np.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1.0
+    else:
+        floordiv = math.copysign(0.0, a / b)
+    return floordiv, mod
+
+
+@overload(floor_divide)
+def _floor_divide(a, b):
+    if isinstance(a, types.Float) and isinstance(b, types.Float):
+        fdiv = numba.njit(_divmod_float)
+
+        def impl(a, b):
+            if b == 0:
+                return a / b
+            return fdiv(a, b)[0]
+        return impl
+    return lambda a, b: np.floor_divide(a, b)
+
+
+@overload(remainder)
+def _remainder(a, b):
+    if isinstance(a, types.Float) and isinstance(b, types.Float):
+        fdiv = numba.njit(_divmod_float)
+
+        def impl(a, b):
+            if b == 0:
+                return np.fmod(a, b)
+            return fdiv(a, b)[1]
+        return impl
+    return lambda a, b: np.remainder(a, b)
