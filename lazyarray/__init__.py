@@ -114,7 +114,7 @@ def cache_clear(disk: bool = False) -> None:
 def __getattr__(name: str):
     """Any other public NumPy name: NumPy's object, or its function run on materialized inputs
     (a counted fallback) so code never stops on a missing name."""
-    if name.startswith("_") or not hasattr(_np, name):
+    if (name.startswith("_") and name not in _np.__all__) or not hasattr(_np, name):
         raise AttributeError(f"module 'lazyarray' has no attribute {name!r}")
     obj = getattr(_np, name)
     if callable(obj) and not isinstance(obj, type):

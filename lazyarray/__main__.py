@@ -3,6 +3,7 @@ peers that are installed) on real workloads, side by side (see docs/benchmarks.m
 
     python -m lazyarray [bench] [--quick] [--json FILE] ...   the side-by-side runner
     python -m lazyarray cache [info|clear]                    the on-disk kernel cache
+    python -m lazyarray coverage [--markdown FILE]            native vs fallback NumPy names
 """
 
 import json
@@ -10,6 +11,10 @@ import sys
 
 
 def main(args: list[str]) -> int:
+    if args[:1] == ["coverage"]:
+        from lazyarray._coverage import main as coverage
+
+        return coverage(args[1:])
     if args[:1] == ["cache"]:
         from lazyarray.runtime import diskcache
 

@@ -53,26 +53,57 @@ def wrap(node: Node) -> Array:
     return Array(node)
 
 
+# NumPy functions that write into their first argument (run on a copy, then written back)
+MUTATING = frozenset({"fill_diagonal", "put_along_axis", "place", "put", "putmask", "copyto",
+                      "shuffle"})
+
+
 def _fallback(func, *args, **kwargs):
-    """Run a NumPy function on materialized inputs; wrap array results as Arrays (counted)."""
+    """Run a NumPy function on materialized inputs; wrap array results as Arrays (counted).
+
+    A lazy `out=` receives the result through lazyarray's own write; a function that mutates
+    its first argument mutates a copy that is then written back into the lazy array.
+    """
     stats.bump("fallbacks")
 
     def conv(x):
         if isinstance(x, Array):
             return np.asarray(x)
-        if isinstance(x, (list, tuple)):
-            return type(x)(conv(y) for y in x)
+        if isinstance(x, list):
+            return [conv(y) for y in x]
+        if isinstance(x, tuple) and not hasattr(x, "_fields"):
+            return tuple(conv(y) for y in x)
         return x
 
-    out = func(*conv(args), **{k: conv(v) for k, v in kwargs.items()})
-    return _wrap_result(out)
+    out = kwargs.pop("out", None)
+    lazy_out = isinstance(out, Array) or (isinstance(out, tuple) and any(
+        isinstance(o, Array) for o in out))
+    if out is not None and not lazy_out:
+        kwargs["out"] = out
+    target = args[0] if args and getattr(func, "__name__", "") in MUTATING else None
+    cargs = [conv(a) for a in args]
+    if isinstance(target, Array):
+        cargs[0] = np.array(cargs[0], copy=True)
+    res = func(*cargs, **{k: conv(v) for k, v in kwargs.items()})
+    if isinstance(target, Array):
+        target[...] = cargs[0]
+    if lazy_out:
+        outs = out if isinstance(out, tuple) else (out,)
+        vals = res if isinstance(res, tuple) else (res,)
+        for o, v in zip(outs, vals, strict=True):
+            o[...] = np.asarray(v)
+        return out
+    return _wrap_result(res)
 
 
 def _wrap_result(out):
     if isinstance(out, np.ndarray):
+        if out.dtype.kind not in "biufc":  # strings, objects, dates: NumPy's own array
+            return out
         return Array(buffer(out.copy() if not out.flags.owndata else out))
     if isinstance(out, tuple):
-        return tuple(_wrap_result(o) for o in out)
+        items = [_wrap_result(o) for o in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
     return out
 
 
