@@ -11,6 +11,7 @@ import numba
 import numpy as np
 from numba import types
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 
 def power(a, b):
@@ -44,10 +45,20 @@ def frexp_exponent(x):
 @overload(power)
 def _power(a, b):
     if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+        one = _typed(a, 1)
+
         def impl(a, b):
             if b < 0:
                 raise ValueError("Integers to negative integer powers are not allowed.")
-            return np.power(a, b)
+            result = one  # by squaring, wrapping in the integer type as NumPy does
+            base = a
+            e = b
+            while e:
+                if e & 1:
+                    result = result * base
+                base = base * base
+                e >>= 1
+            return result
         return impl
     return lambda a, b: np.power(a, b)
 
@@ -135,6 +146,19 @@ def _divmod_float(a, b):
 
 @overload(floor_divide)
 def _floor_divide(a, b):
+    if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+        # never trap: x // 0 is 0 (NumPy), and MIN // -1 (a hardware trap) wraps to MIN
+        zero = _typed(a, 0)
+        if not a.signed:
+            return lambda a, b: zero if b == 0 else np.floor_divide(a, b)
+
+        def impl(a, b):
+            if b == 0:
+                return zero
+            if b == -1:
+                return zero - a
+            return np.floor_divide(a, b)
+        return impl
     if isinstance(a, types.Float) and isinstance(b, types.Float):
         fdiv = numba.njit(_divmod_float)
 
@@ -148,6 +172,11 @@ def _floor_divide(a, b):
 
 @overload(remainder)
 def _remainder(a, b):
+    if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+        zero = _typed(a, 0)
+        if not a.signed:
+            return lambda a, b: zero if b == 0 else np.remainder(a, b)
+        return lambda a, b: zero if b == 0 or b == -1 else np.remainder(a, b)
     if isinstance(a, types.Float) and isinstance(b, types.Float):
         fdiv = numba.njit(_divmod_float)
 
@@ -157,3 +186,72 @@ def _remainder(a, b):
             return fdiv(a, b)[1]
         return impl
     return lambda a, b: np.remainder(a, b)
+
+
+def left_shift(a, b):
+    return np.left_shift(a, b)
+
+
+def right_shift(a, b):
+    return np.right_shift(a, b)
+
+
+def _typed(t, value):
+    """A constant of Numba type `t` (mixed signed/unsigned arithmetic would go to float)."""
+    return as_dtype(t).type(value)
+
+
+@overload(left_shift)
+def _left_shift(a, b):
+    bits, zero = a.bitwidth, _typed(a, 0)  # NumPy: a count outside [0, bits) shifts all out
+
+    def impl(a, b):
+        if b < 0 or b >= bits:
+            return zero
+        return a << b
+    return impl
+
+
+@overload(right_shift)
+def _right_shift(a, b):
+    bits, zero = a.bitwidth, _typed(a, 0)
+
+    def impl(a, b):
+        if b < 0 or b >= bits:
+            return ~zero if a < 0 else zero
+        return a >> b
+    return impl
+
+
+def fmod(a, b):
+    return np.fmod(a, b)
+
+
+def sign(x):
+    return np.sign(x)
+
+
+@overload(fmod)
+def _fmod(a, b):
+    if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+        zero = _typed(a, 0)
+        if not a.signed:
+            return lambda a, b: zero if b == 0 else a % b
+
+        def impl(a, b):  # C's remainder, with the sign of a; x % 0 and x % -1 are 0
+            if b == 0 or b == -1:
+                return zero
+            r = a % b  # Python's (floor) remainder, sign of b: move it to the sign of a
+            if r != 0 and (a < 0) != (b < 0):
+                r = r - b
+            return r
+        return impl
+    return lambda a, b: np.fmod(a, b)
+
+
+@overload(sign)
+def _sign(x):
+    if isinstance(x, types.Integer) and not x.signed:
+        zero, one = _typed(x, 0), _typed(x, 1)
+        return lambda x: one if x > 0 else zero
+    return lambda x: np.sign(x)

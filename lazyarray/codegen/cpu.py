@@ -29,9 +29,13 @@ class Unsupported(Exception):
     """The CPU code generator cannot express this fusion; the interpreter runs it instead."""
 
 
-_NO_COMPLEX = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum",
-               "minimum", "fmax", "fmin", "sign", "clip", "logaddexp", "logaddexp2", "power",
-               "float_power", "reciprocal", "arctan2"}
+# complex operands compile only for these (exact, or NumPy's own formula); other complex math
+# differs from NumPy at inf/NaN inputs, so the interpreter runs it
+_COMPLEX_OK = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "isnan",
+               "isinf", "isfinite", "equal", "not_equal", "convert", "select", "reduce", "scan",
+               "broadcast", "reshape", "transpose", "slice", "parameter", "constant"}
+_INTERPRET_ONLY = {"spacing"}  # Numba's differs from NumPy's
+_NO_UINT64 = {"lcm", "gcd", "reciprocal"}  # Numba computes these through int64/float
 
 
 def np_type(dtype: np.dtype) -> str:
@@ -49,10 +53,12 @@ def _check(comp: Module) -> None:
     for ins in comp.instrs:
         if ins.dtype is not None and ins.dtype.kind == "f" and ins.dtype.itemsize == 2:
             raise Unsupported("float16")
+        if ins.opcode in _INTERPRET_ONLY or (
+                ins.opcode in _NO_UINT64 and ins.dtype == np.uint64):
+            raise Unsupported(ins.opcode)
         operand_complex = any(comp.instrs[o].dtype.kind == "c" for o in ins.operands)
-        if operand_complex and (ins.opcode in _NO_COMPLEX or ins.opcode == "argreduce" or (
-                ins.opcode == "scan" and ins.attr("to_apply") in ("maximum", "minimum")) or (
-                ins.opcode == "reduce" and ins.attr("to_apply") in ("maximum", "minimum"))):
+        if operand_complex and (ins.opcode not in _COMPLEX_OK or (
+                ins.opcode in ("reduce", "scan") and ins.attr("to_apply") in ("maximum", "minimum"))):
             raise Unsupported(f"{ins.opcode} on complex")
 
 

@@ -26,15 +26,23 @@ MAX_KERNELS = 4096  # least recently used kernels beyond this are evicted
 PREFIX = "lazyarray_kernel_"
 
 
+@functools.lru_cache(maxsize=1)
 def version_tag() -> str:
+    """Everything that changes machine code for the same kernel source: the versions, and the
+    scalar helpers kernels call (Numba's cache does not see changes in called modules)."""
+    import hashlib
+
     import llvmlite
     import numba
 
     from lazyarray import __version__
+    from lazyarray.backends import numba_scalar
     from lazyarray.codegen.cpu import CODEGEN_VERSION
 
+    with open(numba_scalar.__file__, "rb") as f:
+        helpers = hashlib.sha256(f.read()).hexdigest()[:8]
     return (f"lazyarray-{__version__}-numba{numba.__version__}-llvmlite{llvmlite.__version__}"
-            f"-np{np.__version__}-cg{CODEGEN_VERSION}")
+            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}")
 
 
 def base_dir() -> str:
