@@ -395,6 +395,7 @@ class Array:
                 return Array(build.getitem(self._node, _normalize_key(key)))
             key = _normalize_key(key)
             return self._view(build.getitem, (key,), self._layout()[key])
+        _check_index(key)
         return _fallback(lambda a, k: a[k], self, key)
 
     def __setitem__(self, key, value) -> None:
@@ -403,6 +404,7 @@ class Array:
         if not layout.flags.writeable:
             raise ValueError("assignment destination is read-only")
         if not _is_basic(key):
+            _check_index(key)
             return self._write_eagerly(key, value)
         target = layout[_normalize_key(key)]
         if target.size == 0:
@@ -706,6 +708,30 @@ def _native(func):
 
 def _rebuild(value: np.ndarray) -> Array:
     return Array(buffer(value))
+
+
+_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+              "integer or boolean arrays are valid indices")
+
+
+def _check_index(key) -> None:
+    """NumPy's IndexError for a key that can never index, before anything is computed."""
+    for k in key if isinstance(key, tuple) else (key,):
+        if k is None or k is Ellipsis or isinstance(k, (slice, bool, np.bool_, int, np.integer)):
+            continue
+        if isinstance(k, (Array, np.ndarray)):
+            if k.dtype.kind not in "biu":
+                raise IndexError("arrays used as indices must be of integer (or boolean) type")
+            continue
+        if isinstance(k, (list, tuple)):
+            kinds = {np.asarray(k).dtype.kind} if k else {"i"}
+            if kinds - set("biu"):
+                raise IndexError(_BAD_INDEX)
+            continue
+        try:
+            operator.index(k)
+        except TypeError:
+            raise IndexError(_BAD_INDEX) from None
 
 
 def _is_basic(key) -> bool:

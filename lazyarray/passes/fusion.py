@@ -200,8 +200,8 @@ def merge_epilogues(m: Module, groups: list[Group | None]) -> list[Group | None]
 
 
 def _only_feeds(m: Module, users, u: int, members: set[int]) -> bool:
-    """Is `u` a reshape chain whose every use is inside `members`?"""
-    if m.instrs[u].opcode != "reshape":
+    """Is `u` a reshape chain whose every use is inside `members` (and no output)?"""
+    if m.instrs[u].opcode != "reshape" or u in m.outputs:
         return False
     return all(x in members or _only_feeds(m, users, x, members) for x in users[u])
 

@@ -1,0 +1,133 @@
+"""Shared pytest configuration for the lazyarray differential test suite.
+
+NumPy is the oracle everywhere: every test computes the same thing with NumPy
+and with lazyarray and compares shape, dtype and values.
+
+Hypothesis profiles (select with ``HYPOTHESIS_PROFILE=<name>``, default ``ci``):
+
+* ``ci``       -- derandomized, ~25 examples per test, no deadline (compiles
+                  make the first example of a test slow).
+* ``dev``      -- random, fewer examples, for quick local iteration.
+* ``thorough`` -- random, many examples; run with ``-m "slow or not slow"``.
+
+The ``mode`` fixture runs a test twice: once on the NumPy reference
+interpreter (``backend="numpy"``) and once on the compiled Numba CPU backend
+with ``eager_threshold=0`` so that even tiny arrays go through compiled
+kernels.
+"""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+import lazyarray as la
+
+_SUPPRESSED = [
+    HealthCheck.too_slow,
+    HealthCheck.function_scoped_fixture,  # `mode` only switches options; it is safe to share
+    HealthCheck.data_too_large,
+    HealthCheck.filter_too_much,
+]
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    max_examples=25,
+    suppress_health_check=_SUPPRESSED,
+    print_blob=True,
+)
+settings.register_profile(
+    "dev",
+    deadline=None,
+    max_examples=10,
+    suppress_health_check=_SUPPRESSED,
+)
+settings.register_profile(
+    "thorough",
+    deadline=None,
+    max_examples=500,
+    suppress_health_check=_SUPPRESSED,
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "slow: exhaustive variants (full dtype cross products, ...); "
+        "deselected by default, run with `-m slow` or `--runslow`",
+    )
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--runslow", action="store_true", default=False, help="also run tests marked slow"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    # Slow tests are opt-in: `--runslow`, or an explicit `-m` expression that
+    # mentions them (e.g. `-m slow`).  Otherwise they are deselected (not
+    # skipped), so the default run reports them as "deselected".
+    if config.getoption("--runslow") or "slow" in (config.getoption("markexpr") or ""):
+        return
+    kept = [item for item in items if "slow" not in item.keywords]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if "slow" in i.keywords])
+        items[:] = kept
+
+
+# Work around a hypothesis (6.155) pytest-plugin quirk: for every invocation
+# of a *parametrized* @given test it wraps the function's settings in a new
+# ``settings(parent=<previous>)``, so the parent chain grows by one per
+# parameter set.  With ``database=None`` (implied by derandomize) the
+# ``database`` property is never cached and walks the whole chain: quadratic
+# time, then RecursionError after ~1000 parameter sets.  Restore the original
+# settings object before the plugin's wrapper runs.
+_ORIGINAL_HYPOTHESIS_SETTINGS = {}
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item):
+    fn = getattr(item.obj, "__func__", item.obj)
+    current = getattr(fn, "_hypothesis_internal_use_settings", None)
+    if current is not None:
+        original = _ORIGINAL_HYPOTHESIS_SETTINGS.setdefault(fn, current)
+        fn._hypothesis_internal_use_settings = original
+    yield
+
+
+MODES = {
+    "interp": dict(backend="numpy"),
+    "compiled": dict(backend="cpu", eager_threshold=0),
+}
+
+
+@pytest.fixture(params=list(MODES), ids=list(MODES))
+def mode(request):
+    """Run the test under the interpreter and under compiled kernels."""
+    with la.options(**MODES[request.param]):
+        yield request.param
+
+
+@pytest.fixture
+def compiled():
+    """Force compiled kernels for every evaluation (no interpreter tier)."""
+    with la.options(backend="cpu", eager_threshold=0):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _quiet_numpy():
+    """NumPy warns on overflow, division by zero, invalid values...; the
+    tests compare *values*, so those warnings are noise here (tests that care
+    about a warning ask for it explicitly)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        yield

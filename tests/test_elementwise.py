@@ -1,0 +1,656 @@
+"""Differential tests of every NumPy ufunc against lazyarray.
+
+Table-driven: the op list is NumPy's own (every ``np.ufunc`` in ``dir(np)``),
+crossed with dtypes.  Where NumPy rejects a dtype (TypeError / UFuncTypeError)
+lazyarray must reject it too, while *building* the operation.
+
+Cost model: on the compiled backend every distinct (op, dtypes, rank,
+broadcast pattern) is one Numba compile (~0.3-1 s); sizes and values of the
+same structure reuse the kernel.  So the default run
+
+* checks result dtype/shape/errors for the *full* dtype cross product and
+  every Python-scalar kind -- without materializing anything, so no compiles;
+* checks values for a *sample* of dtype combos per op (float64, float32,
+  int64, int8 or uint8, bool, complex128 and one mixed pair), 1-D arrays of
+  varying length drawn by hypothesis (one kernel per case);
+* checks shapes (0-d, empty, broadcasting) and Python scalars on a
+  representative subset of ops;
+
+and ``-m slow`` checks values for the full dtype cross product.
+"""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazyarray as la
+from helpers import (
+    ALL_DTYPES,
+    assert_like_numpy,
+    assert_meta_like_numpy,
+    assert_raises_lazily,
+    check_against_numpy,
+    dtype_id,
+    elements,
+    error_category,
+    run_numpy,
+    special_floats,
+)
+
+# --------------------------------------------------------------------------
+# the op table
+# --------------------------------------------------------------------------
+
+ALL_UFUNC_NAMES = sorted(n for n in dir(np) if isinstance(getattr(np, n), np.ufunc))
+
+# The only ufuncs left out, and why:
+SKIPPED_UFUNCS = {
+    # Generalized ufuncs with core dimensions ((n,k),(k,m)->(n,m) etc.):
+    # linear algebra, not elementwise; their contract is not part of the
+    # elementwise/broadcasting semantics tested here.
+    "matmul": "gufunc with core dimensions (linear algebra), not elementwise",
+    "matvec": "gufunc with core dimensions (linear algebra), not elementwise",
+    "vecmat": "gufunc with core dimensions (linear algebra), not elementwise",
+    "vecdot": "gufunc with core dimensions (linear algebra), not elementwise",
+    # Only defined for datetime64/timedelta64, none of which is in the
+    # tested dtype list (NumPy raises TypeError for every tested dtype).
+    "isnat": "defined only for datetime64/timedelta64 (not in the dtype list)",
+}
+
+UFUNCS = [n for n in ALL_UFUNC_NAMES if n not in SKIPPED_UFUNCS]
+UNARY = [n for n in UFUNCS if getattr(np, n).nin == 1]
+BINARY = [n for n in UFUNCS if getattr(np, n).nin == 2]
+assert len(UNARY) + len(BINARY) == len(UFUNCS)
+
+F64, F32, F16 = np.dtype("float64"), np.dtype("float32"), np.dtype("float16")
+I8, I16, I32, I64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
+U8, U64 = np.dtype("uint8"), np.dtype("uint64")
+B, C64, C128 = np.dtype("bool"), np.dtype("complex64"), np.dtype("complex128")
+
+INT_DIVISION = {"floor_divide", "remainder", "mod", "fmod", "divmod"}
+SHIFTS = {"left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift"}
+
+# Real-float results that are exactly determined (IEEE correctly-rounded
+# operations, or operations NumPy defines bit-exactly) -- compared with rtol=0.
+EXACT_FLOAT_OPS = {
+    "absolute", "abs", "fabs", "negative", "positive", "conjugate", "conj", "sign",
+    "copysign", "floor", "ceil", "trunc", "rint", "maximum", "minimum", "fmax", "fmin",
+    "nextafter", "spacing", "frexp", "ldexp", "modf", "heaviside",
+    "add", "subtract", "multiply", "divide", "true_divide", "square", "reciprocal", "sqrt",
+    "fmod", "floor_divide", "remainder", "mod", "divmod",
+}
+
+
+def numpy_accepts(name, dtypes):
+    """Whether NumPy's ufunc has a loop for these operand dtypes."""
+    ufunc = getattr(np, name)
+    args = [np.ones(2, dtype=d) for d in dtypes]
+    with np.errstate(all="ignore"):
+        try:
+            ufunc(*args)
+        except TypeError:
+            return False
+    return True
+
+
+def _sampled_dtypes(name):
+    """The default-run dtype sample for one op (see module docstring)."""
+    small_int = I8 if UFUNCS.index(name) % 2 == 0 else U8
+    singles = [F64, F32, I64, small_int, B, C128]
+    nin = getattr(np, name).nin
+    combos = [(d,) * nin for d in singles]
+    if nin == 2:
+        for mixed in [(I32, F32), (U8, I16), (I64, U64)]:
+            if numpy_accepts(name, mixed):
+                combos.append(mixed)
+                break
+        combos += EXTRA_COMBOS.get(name, [])
+    return [c for c in combos if numpy_accepts(name, c)]
+
+
+# Ops whose natural operand types are mixed (the same-dtype sample misses them).
+EXTRA_COMBOS = {
+    "ldexp": [(F64, I64), (F32, I32), (F16, I8)],
+}
+
+
+def _case_id(name, dtypes):
+    return f"{name}-{'-'.join(dtype_id(d) for d in dtypes)}"
+
+
+SAMPLED_CASES = [
+    pytest.param(name, dtypes, id=_case_id(name, dtypes))
+    for name in UFUNCS
+    for dtypes in _sampled_dtypes(name)
+]
+
+FULL_CASES = [
+    pytest.param(name, dtypes, id=_case_id(name, dtypes))
+    for name in UFUNCS
+    for dtypes in (
+        [(d,) for d in ALL_DTYPES]
+        if getattr(np, name).nin == 1
+        else [(d1, d2) for d1 in ALL_DTYPES for d2 in ALL_DTYPES]
+    )
+    if numpy_accepts(name, dtypes)
+]
+
+
+# --------------------------------------------------------------------------
+# value domains
+# --------------------------------------------------------------------------
+
+# Floats: mostly [-50, 50]; functions with a restricted domain get a range
+# that covers it (plus a little outside, to see NaN produced the same way).
+FLOAT_RANGES = {
+    "arcsin": (-1.2, 1.2), "asin": (-1.2, 1.2),
+    "arccos": (-1.2, 1.2), "acos": (-1.2, 1.2),
+    "arctanh": (-1.2, 1.2), "atanh": (-1.2, 1.2),
+    "arccosh": (0.5, 50.0), "acosh": (0.5, 50.0),
+    "log": (-1.0, 50.0), "log2": (-1.0, 50.0), "log10": (-1.0, 50.0),
+    "log1p": (-1.5, 50.0),
+}
+
+
+def op_elements(name, argi, dtype):
+    """Hypothesis elements for argument ``argi`` of ufunc ``name``."""
+    dtype = np.dtype(dtype)
+    kind = dtype.kind
+    bits = dtype.itemsize * 8
+    if kind == "f" or kind == "c":
+        lo, hi = FLOAT_RANGES.get(name, (-50.0, 50.0))
+        if name in ("power", "pow", "float_power") and argi == 1:
+            lo, hi = -8.0, 8.0
+        if name == "ldexp" and argi == 0:
+            lo, hi = -1e3, 1e3
+        return elements(dtype, lo, hi)
+    if kind in "iu":
+        info = np.iinfo(dtype)
+        if name in ("power", "pow") and argi == 1:
+            # A negative integer exponent is a *value-dependent* ValueError in
+            # NumPy; lazyarray can only notice it at materialization.
+            return elements(dtype, 0, 2 * bits)
+        if name in ("float_power",) and argi == 1:
+            return elements(dtype, -8, 8)
+        if name in SHIFTS and argi == 1:
+            # Shift counts >= the bit width / negative ones: test_integer_edge_values.
+            return elements(dtype, 0, bits - 1)
+        if name == "ldexp" and argi == 1:
+            return elements(dtype, -1100, 1100)
+        if name == "lcm":
+            # lcm overflows otherwise; the wrapped value depends on the
+            # evaluation order, which NumPy does not document.
+            half = 2 ** (bits // 2 - 1)
+            return elements(dtype, -half if kind == "i" else 0, half)
+        if name == "gcd" and kind == "i":
+            # gcd(INT_MIN, 0) = |INT_MIN| overflows.
+            return elements(dtype, info.min + 1, info.max)
+        if name in INT_DIVISION:
+            # Division by zero and INT_MIN // -1 are checked in a subprocess
+            # (test_integer_division_edge_values): in native code they can
+            # trap (SIGFPE) and would kill the whole test run.
+            if argi == 1:
+                return elements(dtype).filter(lambda v: v != 0)
+            if kind == "i":
+                return elements(dtype, info.min + 1, info.max)
+        if name == "reciprocal":
+            # NumPy's integer reciprocal(0) is platform/dtype dependent.
+            return elements(dtype).filter(lambda v: v != 0)
+        return elements(dtype)
+    return elements(dtype)
+
+
+def _array(name, argi, dtype, n):
+    return hnp.arrays(np.dtype(dtype), (n,), elements=op_elements(name, argi, dtype))
+
+
+def args_strategy(name, dtypes, min_len=2, max_len=12):
+    """Same-length 1-D arrays, one per operand (so the case is one kernel)."""
+    return st.integers(min_len, max_len).flatmap(
+        lambda n: st.tuples(*[_array(name, i, d, n) for i, d in enumerate(dtypes)])
+    )
+
+
+def rtol_for(name, expected, dtypes):
+    """rtol override: 0 for exactly-defined real float ops, else the table."""
+    res = expected[0] if isinstance(expected, tuple) else expected
+    res_kind = np.asarray(res).dtype.kind
+    if name in EXACT_FLOAT_OPS and res_kind == "f" and all(np.dtype(d).kind != "c" for d in dtypes):
+        return 0.0
+    return None
+
+
+def _atol_for(rtol):
+    return 0.0 if rtol == 0.0 else None
+
+
+def check_ufunc(name, np_args, la_args=None):
+    """Run ufunc ``name`` with NumPy and lazyarray and compare."""
+    ufunc = getattr(np, name)
+    la_ufunc = getattr(la, name)
+    if la_args is None:
+        la_args = [la.asarray(a) if isinstance(a, np.ndarray) else a for a in np_args]
+    status, expected = run_numpy(lambda: ufunc(*np_args))
+    if status == "error":
+        assert_raises_lazily(error_category(expected), lambda: la_ufunc(*la_args), what=name)
+        return
+    dtypes = [np.asarray(a).dtype for a in np_args]
+    rtol = rtol_for(name, expected, dtypes)
+    actual = la_ufunc(*la_args)
+    assert_like_numpy(actual, expected, rtol=rtol, atol=_atol_for(rtol), what=name)
+
+
+# --------------------------------------------------------------------------
+# namespace
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", UFUNCS)
+def test_namespace_has_ufunc(name):
+    assert callable(getattr(la, name))
+
+
+def test_skip_list_is_small_and_documented():
+    assert set(SKIPPED_UFUNCS) <= set(ALL_UFUNC_NAMES)
+    assert len(UFUNCS) >= 95, "NumPy lost ufuncs? the table should cover them all"
+
+
+def test_every_ufunc_has_value_cases():
+    """Each ufunc gets at least one dtype combo NumPy accepts in the sample."""
+    covered = {p.values[0] for p in SAMPLED_CASES}
+    assert covered == set(UFUNCS), sorted(set(UFUNCS) - covered)
+
+
+# --------------------------------------------------------------------------
+# dtype rules and errors: full cross product, metadata only (no compiles)
+# --------------------------------------------------------------------------
+
+
+def _meta_mismatches(name, np_args, la_args):
+    ufunc, la_ufunc = getattr(np, name), getattr(la, name)
+    status, expected = run_numpy(lambda: ufunc(*np_args))
+    label = "(" + ", ".join(
+        f"{a.dtype}[{a.shape}]" if isinstance(a, np.ndarray) else repr(a) for a in np_args
+    ) + ")"
+    if status == "error":
+        cat = error_category(expected)
+        try:
+            got = la_ufunc(*la_args)
+        except cat:
+            return []
+        except Exception as exc:  # noqa: BLE001
+            return [f"{name}{label}: numpy raises {cat.__name__}, lazyarray {type(exc).__name__}: {exc}"]
+        return [f"{name}{label}: numpy raises {cat.__name__} ({expected}), lazyarray built "
+                f"a {getattr(got, 'dtype', type(got))} result"]
+    try:
+        got = la_ufunc(*la_args)
+    except Exception as exc:  # noqa: BLE001
+        return [f"{name}{label}: numpy ok, lazyarray raised {type(exc).__name__}: {exc}"]
+    try:
+        assert_meta_like_numpy(got, expected, what=f"{name}{label}")
+    except AssertionError as exc:
+        return [str(exc)]
+    return []
+
+
+@pytest.mark.parametrize("name", UFUNCS)
+def test_result_dtype_and_errors_all_dtype_combos(name):
+    """Every dtype combo: same result dtype and shape as NumPy, or the same
+    error class raised while building.  Nothing is materialized."""
+    nin = getattr(np, name).nin
+    combos = [(d,) for d in ALL_DTYPES] if nin == 1 else [
+        (d1, d2) for d1 in ALL_DTYPES for d2 in ALL_DTYPES
+    ]
+    before = la.cache_info()["materializations"]
+    problems = []
+    for dtypes in combos:
+        np_args = [np.ones(3, dtype=d) for d in dtypes]
+        la_args = [la.asarray(a) for a in np_args]
+        problems += _meta_mismatches(name, np_args, la_args)
+    assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} problems)"
+    assert la.cache_info()["materializations"] == before, "dtype/shape inference materialized"
+
+
+# Python scalars, including ints out of range for the array dtype (NumPy 2
+# raises OverflowError for those, except in comparisons), NEP 50 weak
+# promotion for int/float/complex.
+PY_SCALARS = [0, 3, -3, True, 200, 1000, -129, 2**40, 2**63, -(2**63) - 1, 2**70, 2.5, -0.0, 1e300, 1 + 2j]
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_result_dtype_and_errors_python_scalars(name):
+    before = la.cache_info()["materializations"]
+    problems = []
+    for dt in ALL_DTYPES:
+        arr = np.ones(3, dtype=dt)
+        x = la.asarray(arr)
+        for s in PY_SCALARS:
+            problems += _meta_mismatches(name, [arr, s], [x, s])
+            problems += _meta_mismatches(name, [s, arr], [s, x])
+    assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} problems)"
+    assert la.cache_info()["materializations"] == before
+
+
+# --------------------------------------------------------------------------
+# values
+# --------------------------------------------------------------------------
+
+
+def _value_case(name, dtypes, data):
+    np_args = data.draw(args_strategy(name, dtypes), label="args")
+    check_ufunc(name, list(np_args))
+
+
+@pytest.mark.parametrize("name, dtypes", SAMPLED_CASES)
+@given(data=st.data())
+def test_ufunc_values(mode, name, dtypes, data):
+    _value_case(name, dtypes, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, dtypes", FULL_CASES)
+@given(data=st.data())
+def test_ufunc_values_full_dtype_product(mode, name, dtypes, data):
+    _value_case(name, dtypes, data)
+
+
+# NaN / inf / signed zeros / subnormals / extremes, for every ufunc that
+# accepts floats.  1-D same-shape operands, so the kernels are the same ones
+# test_ufunc_values compiled.
+FLOAT_SPECIAL_CASES = [
+    pytest.param(name, dt, id=f"{name}-{dtype_id(dt)}")
+    for name in UFUNCS
+    for dt in (F64, F32)
+    if numpy_accepts(name, (dt,) * getattr(np, name).nin)
+]
+
+
+@pytest.mark.parametrize("name, dtype", FLOAT_SPECIAL_CASES)
+def test_ufunc_special_float_values(mode, name, dtype):
+    vals = special_floats(dtype)
+    if getattr(np, name).nin == 1:
+        check_ufunc(name, [vals])
+    else:
+        a, b = np.meshgrid(vals, vals, indexing="ij")
+        check_ufunc(name, [a.ravel(), b.ravel()])
+
+
+def _complex_specials():
+    parts = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5, 1e300])
+    re, im = np.meshgrid(parts, parts, indexing="ij")
+    return (re + 1j * im).ravel().astype(np.complex128)
+
+
+COMPLEX_SPECIAL_CASES = [
+    pytest.param(name, id=name)
+    for name in UFUNCS
+    if numpy_accepts(name, (C128,) * getattr(np, name).nin)
+]
+
+
+@pytest.mark.parametrize("name", COMPLEX_SPECIAL_CASES)
+def test_ufunc_special_complex_values(mode, name):
+    vals = _complex_specials()
+    if getattr(np, name).nin == 1:
+        check_ufunc(name, [vals])
+    else:
+        # a subset keeps the pair count moderate
+        sub = vals[::3]
+        a, b = np.meshgrid(sub, sub, indexing="ij")
+        check_ufunc(name, [a.ravel(), b.ravel()])
+
+
+# --------------------------------------------------------------------------
+# integers: wrap-around, shifts, division edge cases
+# --------------------------------------------------------------------------
+
+
+def _int_edges(dtype):
+    info = np.iinfo(dtype)
+    vals = {info.min, info.min + 1, -7, -2, -1, 0, 1, 2, 7, info.max - 1, info.max}
+    return np.array(sorted(v for v in vals if info.min <= v <= info.max), dtype=dtype)
+
+
+WRAP_OPS = ["add", "subtract", "multiply", "square", "negative", "absolute", "power",
+            "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "maximum", "minimum",
+            "sign", "positive", "bitwise_count"]
+
+
+@pytest.mark.parametrize("dtype", [I8, U8, I64, U64], ids=dtype_id)
+@pytest.mark.parametrize("name", WRAP_OPS)
+def test_integer_wraparound(mode, name, dtype):
+    vals = _int_edges(dtype)
+    if getattr(np, name).nin == 1:
+        check_ufunc(name, [vals])
+        return
+    a, b = np.meshgrid(vals, vals, indexing="ij")
+    a, b = a.ravel(), b.ravel()
+    if name == "power":
+        b = np.abs(b % 70).astype(dtype)  # non-negative exponents only
+    check_ufunc(name, [a, b])
+
+
+@pytest.mark.parametrize("dtype", [I8, U8, I32, I64, U64], ids=dtype_id)
+@pytest.mark.parametrize("name", ["left_shift", "right_shift"])
+def test_shift_counts_out_of_range(mode, name, dtype):
+    """NumPy defines shifts by >= the bit width (and by negative counts) as
+    0 (or -1 for right shifts of negative numbers) -- not the hardware's
+    count-modulo-width."""
+    bits = dtype.itemsize * 8
+    vals = _int_edges(dtype)
+    counts = [0, 1, bits - 1, bits, bits + 1, 2 * bits, 100]
+    if dtype.kind == "i":
+        counts += [-1, -bits]
+    counts = np.array([c for c in counts if c <= np.iinfo(dtype).max], dtype=dtype)
+    a, b = np.meshgrid(vals, counts, indexing="ij")
+    check_ufunc(name, [a.ravel(), b.ravel()])
+
+
+_DIVISION_SCRIPT = textwrap.dedent(
+    """
+    import sys, warnings
+    sys.path.insert(0, {tests_dir!r})
+    import numpy as np
+    import lazyarray as la
+    from helpers import assert_like_numpy
+    warnings.simplefilter("ignore")
+    np.seterr(all="ignore")
+    failures = []
+    with la.options(**{options!r}):
+        for dt in ["int8", "uint8", "int32", "int64", "uint64"]:
+            info = np.iinfo(dt)
+            vals = sorted(v for v in {{info.min, info.min + 1, -7, -2, -1, 0, 1, 2, 7, info.max}}
+                          if info.min <= v <= info.max)
+            vals = np.array(vals, dtype=dt)
+            a, b = np.meshgrid(vals, vals, indexing="ij")
+            a, b = a.ravel(), b.ravel()
+            for name in ["floor_divide", "remainder", "fmod", "divmod", "true_divide"]:
+                expected = getattr(np, name)(a, b)
+                try:
+                    got = getattr(la, name)(la.asarray(a), la.asarray(b))
+                    assert_like_numpy(got, expected, what=name + "/" + dt)
+                except Exception as exc:
+                    failures.append(f"{{name}}/{{dt}}: {{type(exc).__name__}}: {{exc}}"[:600])
+            x = vals[vals != 0]
+            try:
+                assert_like_numpy(la.reciprocal(la.asarray(x)), np.reciprocal(x), what="reciprocal/" + dt)
+            except Exception as exc:
+                failures.append(f"reciprocal/{{dt}}: {{type(exc).__name__}}: {{exc}}"[:600])
+    print("\\n".join(failures))
+    sys.exit(1 if failures else 0)
+    """
+)
+
+
+def test_integer_division_edge_values(mode):
+    """Integer division by zero gives 0 in NumPy (with a RuntimeWarning),
+    INT_MIN // -1 wraps to INT_MIN, floor semantics for negative operands.
+    Run in a subprocess: in native code these can trap (SIGFPE) and kill the
+    interpreter -- which is then a test failure, not a crashed run."""
+    from conftest import MODES
+
+    script = _DIVISION_SCRIPT.format(
+        tests_dir=str(Path(__file__).parent), options=MODES[mode]
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, (
+        f"return code {proc.returncode} (negative = killed by signal)\n"
+        f"stdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}"
+    )
+
+
+def test_float_floor_divide_and_remainder_are_pythons(mode):
+    """floor_divide/remainder for floats follow Python's divmod (1 // 0.1 is
+    9.0, not floor(1 / 0.1) = 10.0)."""
+    a = np.array([1.0, -1.0, 1.0, -1.0, 7.5, -7.5, 0.0, -0.0, 5.0])
+    b = np.array([0.1, 0.1, -0.1, -0.1, 2.0, 2.0, 3.0, 3.0, -0.0])
+    for name in ["floor_divide", "remainder", "divmod", "fmod"]:
+        check_ufunc(name, [a, b])
+
+
+# --------------------------------------------------------------------------
+# shapes: 0-d, empty, broadcasting
+# --------------------------------------------------------------------------
+
+SHAPE_UNARY_OPS = [("negative", F64), ("sin", F64), ("isnan", F32), ("invert", I64), ("frexp", F64)]
+UNARY_SHAPES = [(), (0,), (3, 0), (1,), (5, 1), (2, 3, 4)]
+
+SHAPE_BINARY_OPS = [("add", F64), ("multiply", I64), ("true_divide", I32), ("greater", F64),
+                    ("maximum", F32), ("divmod", F64), ("bitwise_xor", U8)]
+BINARY_SHAPES = [
+    ((), ()), ((), (3,)), ((3,), ()), ((0,), (0,)), ((0,), ()), ((3, 0), (0,)), ((3, 0), (1,)),
+    ((3, 1), (4,)), ((4,), (3, 1)), ((2, 1, 3), (4, 1)), ((1,), (5,)), ((2, 3), (2, 3)),
+    ((0, 3), (1, 3)), ((1, 1), (1,)),
+]
+
+
+def _values(dtype, shape, seed):
+    """Arrays (0-d arrays for shape ``()``, never NumPy scalars)."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        v = rng.standard_normal(shape) * 10
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        v = rng.integers(max(info.min, -100), min(info.max, 100), size=shape, endpoint=True)
+    elif dtype.kind == "b":
+        v = rng.random(shape) < 0.5
+    else:
+        v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return np.asarray(v).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=str)
+@pytest.mark.parametrize("name, dtype", SHAPE_UNARY_OPS, ids=lambda v: getattr(v, "name", v))
+def test_unary_shapes(mode, name, dtype, shape):
+    check_ufunc(name, [_values(dtype, shape, 0)])
+
+
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("name, dtype", SHAPE_BINARY_OPS, ids=lambda v: getattr(v, "name", v))
+def test_binary_broadcasting(mode, name, dtype, shapes):
+    a = _values(dtype, shapes[0], 1)
+    b = _values(dtype, shapes[1], 2)
+    if name == "true_divide":
+        b = np.where(b == 0, 3, b).astype(dtype)
+    check_ufunc(name, [a, b])
+
+
+@pytest.mark.parametrize(
+    "shapes", [((3,), (4,)), ((2, 3), (3, 2)), ((0,), (2,)), ((3, 1), (2, 4))], ids=str
+)
+def test_binary_broadcast_error(shapes):
+    a, b = (np.ones(s) for s in shapes)
+    check_against_numpy(lambda: np.add(a, b), lambda: la.add(la.asarray(a), la.asarray(b)))
+
+
+@pytest.mark.parametrize("name", ["add", "sin", "arctan2", "equal", "divmod"])
+def test_numpy_scalar_and_0d_inputs(mode, name):
+    """0-d arrays and NumPy scalars as operands."""
+    ufunc = getattr(np, name)
+    args = [np.float64(0.75), np.array(2.0)][: ufunc.nin]
+    check_ufunc(name, args, la_args=[args[0], la.asarray(args[1])][: ufunc.nin] if ufunc.nin == 2
+                else [la.asarray(args[0])])
+
+
+@pytest.mark.parametrize("args", [(2, 3), (2.5, 3), (1, 2.5j), (7, -2)], ids=str)
+def test_python_scalars_only(mode, args):
+    """la.<ufunc>(python scalars) computes like NumPy (0-d result)."""
+    for name in ["add", "floor_divide", "power", "true_divide"]:
+        if name == "power" and isinstance(args[1], int) and args[1] < 0:
+            continue  # value-dependent ValueError for integer powers
+        status, expected = run_numpy(lambda: getattr(np, name)(*args))
+        if status == "error":  # e.g. floor_divide with complex
+            assert_raises_lazily(error_category(expected), lambda: getattr(la, name)(*args))
+            continue
+        assert_like_numpy(getattr(la, name)(*args), expected, what=name)
+
+
+# --------------------------------------------------------------------------
+# Python scalar operands (values; dtype rules are covered above)
+# --------------------------------------------------------------------------
+
+
+def _scalar_value_cases():
+    cases = []
+    float_choices = [(F32, 2.5, "right"), (F64, -1.5, "left"), (C128, 1 - 2j, "right")]
+    int_choices = [(I8, 3, "left"), (I64, -2, "right"), (U8, 7, "right"), (B, True, "left")]
+    for name in BINARY:
+        for choices in (float_choices, int_choices):
+            for dt, s, side in choices:
+                args = [np.ones(2, dt), s] if side == "right" else [s, np.ones(2, dt)]
+                if run_numpy(lambda: getattr(np, name)(*args))[0] == "ok":
+                    cases.append(pytest.param(name, dt, s, side, id=f"{name}-{dt.name}-{s!r}-{side}"))
+                    break
+    return cases
+
+
+@pytest.mark.parametrize("name, dtype, scalar, side", _scalar_value_cases())
+@given(data=st.data())
+def test_python_scalar_operand_values(mode, name, dtype, scalar, side, data):
+    argi = 0 if side == "right" else 1
+    arr = data.draw(
+        st.integers(2, 10).flatmap(lambda n: _array(name, argi, dtype, n)), label="array"
+    )
+    if side == "right":
+        np_args, la_args = [arr, scalar], [la.asarray(arr), scalar]
+    else:
+        if name in INT_DIVISION and arr.dtype.kind in "iub":
+            arr = np.where(arr == 0, 1, arr).astype(arr.dtype)
+        if name in ("power", "pow") and arr.dtype.kind in "iu":
+            arr = np.abs(arr % 16).astype(arr.dtype)
+        if name in SHIFTS:
+            arr = (np.abs(arr % 8)).astype(arr.dtype)
+        np_args, la_args = [scalar, arr], [scalar, la.asarray(arr)]
+    check_ufunc(name, np_args, la_args=la_args)
+
+
+@pytest.mark.parametrize(
+    "dtype, scalar",
+    [(I8, 128), (I8, -129), (U8, -1), (U8, 256), (I64, 2**63), (U64, -1), (I32, 2**40)],
+    ids=str,
+)
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "bitwise_and"])
+def test_out_of_range_python_int_is_overflow_error(name, dtype, scalar):
+    arr = np.ones(3, dtype)
+    check_against_numpy(
+        lambda: getattr(np, name)(arr, scalar),
+        lambda: getattr(la, name)(la.asarray(arr), scalar),
+    )
+
+
+@pytest.mark.parametrize("op", ["less", "equal", "greater_equal", "not_equal"])
+def test_out_of_range_python_int_in_comparison(mode, op):
+    """NumPy 2 compares with out-of-range Python ints exactly (no error)."""
+    arr = np.array([-128, 0, 127], np.int8)
+    for s in (1000, -1000, 2**70):
+        check_ufunc(op, [arr, s], la_args=[la.asarray(arr), s])

@@ -1,0 +1,401 @@
+"""Random whole programs, run with NumPy and with lazyarray side by side.
+
+Hypothesis draws 2-4 input arrays of mutually broadcastable shapes
+(float64/float32/int64) and a list of 10-30 steps (elementwise ops, Python
+scalar constants, reductions with keepdims and broadcasting back, slicing,
+transposes, reshapes, where/clip, astype).  Each step names its operands by
+raw integers that are resolved against the values available at that point,
+so every drawn list is a valid program and hypothesis can shrink it step by
+step.  lazyarray builds the whole program without evaluating anything, then
+``la.evaluate`` materializes every intermediate in one call, and each is
+compared with NumPy's.
+
+Tolerances.  A fused program evaluates in a different order than NumPy
+(reductions, float32 constants, ...); its error can be amplified by later
+steps (cancellation, comparisons in ``where``).  Rather than guessing a
+bound, the NumPy program is re-run twice with every inexact float operation
+perturbed by a few ulps in random directions (reductions: their inputs) --
+how far those runs move from the plain NumPy run is how sensitive each value
+is.  lazyarray must be within base tolerance + 4x that sensitivity, and where
+a perturbed run changed NaN/inf-ness or an integer, that element is
+ill-conditioned and not compared.
+"""
+
+import dataclasses
+
+import numpy as np
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazyarray as la
+from helpers import tolerance
+
+DTYPES = [np.dtype("float64"), np.dtype("float32"), np.dtype("int64")]
+MAX_SIZE = 4096
+MAX_NDIM = 4
+
+UNARY = ["negative", "absolute", "sin", "cos", "tanh", "exp", "sqrt", "square", "log1p", "floor"]
+BINARY = ["add", "subtract", "multiply", "true_divide", "maximum", "minimum"]
+SCALAR_OPS = ["add", "subtract", "multiply", "true_divide", "maximum", "power"]
+SCALARS = [2, -3, 0.5, 1.5, -0.25, 10, 3]
+REDUCE = ["sum", "mean", "max", "min", "std", "argmax"]
+EXACT = {"negative", "absolute", "maximum", "minimum", "floor", "max", "min", "argmax"}
+
+
+# --------------------------------------------------------------------------
+# the program
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    kind: str
+    op: str = ""
+    args: tuple = ()
+
+    def __repr__(self):
+        return f"Step({self.kind!r}, {self.op!r}, {self.args!r})"
+
+
+@dataclasses.dataclass
+class Program:
+    inputs: list  # numpy arrays
+    steps: list  # Step
+
+    def __repr__(self):
+        ins = ", ".join(f"{a.dtype}{list(a.shape)}" for a in self.inputs)
+        return f"Program(inputs=[{ins}], steps={self.steps!r})"
+
+
+def _elements(dtype):
+    if dtype.kind == "i":
+        return st.integers(-20, 20)
+    return st.floats(-3, 3, width=dtype.itemsize * 8, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def programs(draw):
+    n_inputs = draw(st.integers(2, 4), label="n_inputs")
+    shapes = draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=n_inputs, min_dims=0, max_dims=3, min_side=1, max_side=5),
+        label="shapes",
+    ).input_shapes
+    inputs = []
+    for shape in shapes:
+        dt = draw(st.sampled_from(DTYPES))
+        inputs.append(draw(hnp.arrays(dt, shape, elements=_elements(dt))))
+    raw = st.integers(0, 2**16)
+    step = st.one_of(
+        st.builds(Step, st.just("unary"), st.sampled_from(UNARY), st.tuples(raw)),
+        st.builds(Step, st.just("binary"), st.sampled_from(BINARY), st.tuples(raw, raw)),
+        st.builds(Step, st.just("scalar"), st.sampled_from(SCALAR_OPS),
+                  st.tuples(raw, st.sampled_from(SCALARS), st.booleans())),
+        st.builds(Step, st.just("reduce"), st.sampled_from(REDUCE), st.tuples(raw, raw, st.booleans())),
+        st.builds(Step, st.just("reduce_back"), st.sampled_from(["mean", "max", "sum"]), st.tuples(raw, raw)),
+        st.builds(Step, st.just("slice"), st.just(""), st.tuples(raw, raw, raw, raw, st.sampled_from([1, 2, -1, -2, 3]))),
+        st.builds(Step, st.just("transpose"), st.just(""), st.tuples(raw, raw)),
+        st.builds(Step, st.just("reshape"), st.just(""), st.tuples(raw, raw)),
+        st.builds(Step, st.just("where"), st.just(""), st.tuples(raw, raw, raw)),
+        st.builds(Step, st.just("clip"), st.just(""), st.tuples(raw, st.sampled_from([-1.0, 0, -2]),
+                                                              st.sampled_from([0.5, 2, 3.0]))),
+        st.builds(Step, st.just("astype"), st.sampled_from(["float64", "float32"]), st.tuples(raw)),
+    )
+    steps = draw(st.lists(step, min_size=10, max_size=30), label="steps")
+    return Program(inputs, steps)
+
+
+# --------------------------------------------------------------------------
+# resolving a step against the values available (shapes only)
+# --------------------------------------------------------------------------
+
+
+def _broadcast(*shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+
+
+def _fits(shape):
+    return shape is not None and len(shape) <= MAX_NDIM and int(np.prod(shape)) <= MAX_SIZE
+
+
+def resolve(step, shapes, dtypes):
+    """Turn a drawn step into a concrete instruction ``(kind, op, params)``
+    over value indices, or None when it cannot apply (then it is skipped)."""
+    n = len(shapes)
+    k, a = step.kind, step.args
+    i = a[0] % n if a else 0
+    si = shapes[i]
+    if k == "unary":
+        return ("unary", step.op, (i,))
+    if k == "scalar":
+        return ("scalar", step.op, (i, a[1], a[2]))
+    if k in ("binary", "where"):
+        cands = [j for j in range(n) if _fits(_broadcast(si, shapes[j]))]
+        j = cands[a[1] % len(cands)]
+        if k == "binary":
+            return ("binary", step.op, (i, j))
+        cands2 = [m for m in range(n) if _fits(_broadcast(si, shapes[j], shapes[m]))]
+        m = cands2[a[2] % len(cands2)]
+        return ("where", "", (i, j, m))
+    if k in ("reduce", "reduce_back"):
+        if len(si) == 0:
+            axis = None
+        else:
+            choice = a[1] % (len(si) + 1)
+            axis = None if choice == len(si) else choice - len(si) * (a[1] % 2)  # some negative
+        if k == "reduce":
+            keep = a[2] if step.op != "argmax" or axis is not None else False
+            return ("reduce", step.op, (i, axis, keep))
+        return ("reduce_back", step.op, (i, axis))
+    if k == "slice":
+        if len(si) == 0:
+            return ("index", "", (i, Ellipsis))
+        ax = a[1] % len(si)
+        size = si[ax]
+        start = a[2] % size
+        length = 1 + a[3] % size
+        st_ = a[4]
+        if st_ > 0:
+            sl = slice(start, start + length * st_, st_)
+        else:
+            first = size - 1 - start
+            stop = first - length * -st_
+            sl = slice(first, None if stop < 0 else stop, st_)
+        idx = (slice(None),) * ax + (sl,)
+        if a[3] % 5 == 0:
+            idx = idx + (None,)  # sometimes insert an axis as well
+        return ("index", "", (i, idx))
+    if k == "transpose":
+        nd = len(si)
+        if nd < 2:
+            return ("transpose", "", (i, None))
+        perm = list(range(nd))
+        rng = np.random.default_rng(a[1])
+        rng.shuffle(perm)
+        return ("transpose", "", (i, tuple(perm) if a[1] % 3 else None))
+    if k == "reshape":
+        size = int(np.prod(si))
+        divisors = [d for d in range(1, size + 1) if size % d == 0]
+        d = divisors[a[1] % len(divisors)]
+        return ("reshape", "", (i, (d, -1) if a[1] % 2 else (-1, d) if size else (d, -1)))
+    if k == "clip":
+        return ("clip", "", (i, a[1], a[2]))
+    if k == "astype":
+        if dtypes[i].kind == "f" or step.op.startswith("float"):
+            return ("astype", step.op, (i,))
+    return None
+
+
+def code_line(k, instr):
+    kind, op, p = instr
+    v = lambda j: f"v{j}"  # noqa: E731
+    if kind == "unary":
+        return f"v{k} = xp.{op}({v(p[0])})"
+    if kind == "binary":
+        return f"v{k} = xp.{op}({v(p[0])}, {v(p[1])})"
+    if kind == "scalar":
+        if op == "power":
+            return f"v{k} = xp.power({v(p[0])}, 2)"
+        args = f"{v(p[0])}, {p[1]!r}" if not p[2] else f"{p[1]!r}, {v(p[0])}"
+        return f"v{k} = xp.{op}({args})"
+    if kind == "where":
+        return f"v{k} = xp.where({v(p[0])} > 0, {v(p[1])}, {v(p[2])})"
+    if kind == "reduce":
+        return f"v{k} = xp.{op}({v(p[0])}, axis={p[1]}, keepdims={p[2]})"
+    if kind == "reduce_back":
+        return f"v{k} = {v(p[0])} - xp.{op}({v(p[0])}, axis={p[1]}, keepdims=True)"
+    if kind == "index":
+        return f"v{k} = {v(p[0])}[{p[1]!r}]"
+    if kind == "transpose":
+        return f"v{k} = xp.transpose({v(p[0])}, {p[1]})"
+    if kind == "reshape":
+        return f"v{k} = {v(p[0])}.reshape({p[1]})"
+    if kind == "clip":
+        return f"v{k} = xp.clip({v(p[0])}, {p[1]!r}, {p[2]!r})"
+    if kind == "astype":
+        return f"v{k} = {v(p[0])}.astype({op!r})"
+    return f"v{k} = ?{instr}"
+
+
+# --------------------------------------------------------------------------
+# execution
+# --------------------------------------------------------------------------
+
+
+class Perturber:
+    """Moves inexact float results by ``ulps`` in random directions."""
+
+    def __init__(self, seed, ulps=8):
+        self.rng = np.random.default_rng(seed)
+        self.ulps = ulps
+
+    def __call__(self, v):
+        v = np.asarray(v)
+        if v.dtype.kind != "f":
+            return v
+        signs = self.rng.choice(np.array([-1.0, 1.0]), size=v.shape)
+        eps = np.finfo(v.dtype).eps
+        with np.errstate(all="ignore"):
+            return (v * (1 + signs * self.ulps * eps).astype(v.dtype)).astype(v.dtype)
+
+
+def execute(xp, instr, vals, perturb=None):
+    kind, op, p = instr
+    pt = perturb or (lambda v: v)
+    if kind == "unary":
+        r = getattr(xp, op)(vals[p[0]])
+        return r if op in EXACT else pt(r)
+    if kind == "binary":
+        r = getattr(xp, op)(vals[p[0]], vals[p[1]])
+        return r if op in EXACT else pt(r)
+    if kind == "scalar":
+        x, s, left = vals[p[0]], p[1], p[2]
+        if op == "power":
+            r = getattr(xp, op)(x, 2)  # keep powers tame: x**2 (an int exponent)
+        else:
+            r = getattr(xp, op)(s, x) if left else getattr(xp, op)(x, s)
+        return r if op in EXACT else pt(r)
+    if kind == "where":
+        return xp.where(vals[p[0]] > 0, vals[p[1]], vals[p[2]])
+    if kind == "reduce":
+        x = vals[p[0]]
+        if op not in EXACT and perturb is not None:
+            x = pt(x)
+        r = getattr(xp, op)(x, axis=p[1], keepdims=p[2])
+        return r if op in EXACT else pt(r)
+    if kind == "reduce_back":
+        x = vals[p[0]]
+        xr = pt(x) if (op not in EXACT and perturb is not None) else x
+        return pt(x - getattr(xp, op)(xr, axis=p[1], keepdims=True))
+    if kind == "index":
+        return vals[p[0]][p[1]]
+    if kind == "transpose":
+        return xp.transpose(vals[p[0]], p[1])
+    if kind == "reshape":
+        return vals[p[0]].reshape(p[1])
+    if kind == "clip":
+        return xp.clip(vals[p[0]], p[1], p[2])
+    if kind == "astype":
+        return vals[p[0]].astype(op)
+    raise AssertionError(instr)
+
+
+def plan(program):
+    """Resolve every step against NumPy's shapes; return the instructions
+    and the NumPy values."""
+    vals = [np.asarray(a) for a in program.inputs]
+    instrs = []
+    with np.errstate(all="ignore"):
+        for step in program.steps:
+            instr = resolve(step, [v.shape for v in vals], [v.dtype for v in vals])
+            if instr is None:
+                continue
+            try:
+                r = np.asarray(execute(np, instr, vals))
+            except (ValueError, TypeError, IndexError):
+                continue  # e.g. a reduction of a zero-size axis: not part of this program
+            if not _fits(r.shape):
+                continue
+            instrs.append(instr)
+            vals.append(r)
+    return instrs, vals
+
+
+def run_perturbed(program, instrs, seed):
+    vals = [np.asarray(a) for a in program.inputs]
+    pt = Perturber(seed)
+    with np.errstate(all="ignore"):
+        for instr in instrs:
+            vals.append(np.asarray(execute(np, instr, vals, perturb=pt)))
+    return vals
+
+
+# --------------------------------------------------------------------------
+# comparison
+# --------------------------------------------------------------------------
+
+
+def compare(k, line, got, expected, alts):
+    got = np.asarray(got)
+    assert got.shape == expected.shape, f"{line}: shape {got.shape} != numpy's {expected.shape}"
+    assert got.dtype == expected.dtype, f"{line}: dtype {got.dtype} != numpy's {expected.dtype}"
+    if expected.dtype.kind in "iub":
+        unstable = np.zeros(expected.shape, bool)
+        for alt in alts:
+            unstable |= alt != expected
+        bad = (got != expected) & ~unstable
+        assert not bad.any(), f"{line}: {int(bad.sum())} elements differ\n got={got}\n expected={expected}"
+        return
+    rtol, atol = tolerance(expected.dtype)
+    with np.errstate(all="ignore"):
+        e = expected.astype(np.float64)
+        g = got.astype(np.float64)
+        sens = np.zeros(expected.shape)
+        unstable = np.zeros(expected.shape, bool)
+        for alt in alts:
+            a = alt.astype(np.float64)
+            unstable |= (np.isnan(a) != np.isnan(e)) | (np.isinf(a) != np.isinf(e))
+            unstable |= np.isinf(e) & (a != e)
+            d = np.abs(a - e)
+            sens = np.maximum(sens, np.where(np.isfinite(d), d, 0))
+        both_nan = np.isnan(g) & np.isnan(e)
+        same_inf = np.isinf(e) & (g == e)
+        close = np.abs(g - e) <= atol + rtol * np.abs(e) + 4 * sens
+        ok = both_nan | same_inf | close | unstable
+    bad = ~ok
+    if bad.any():
+        i = tuple(int(t) for t in np.argwhere(bad)[0])
+        raise AssertionError(
+            f"{line}: {int(bad.sum())} of {bad.size} elements differ; first at {i}: "
+            f"lazyarray={got[i]!r} numpy={expected[i]!r} (sensitivity {sens[i]:.3g})"
+        )
+
+
+# --------------------------------------------------------------------------
+# the test
+# --------------------------------------------------------------------------
+
+
+@settings(max_examples=settings().max_examples)
+@given(program=programs())
+def test_random_programs(mode, program):
+    instrs, np_vals = plan(program)
+    n_in = len(program.inputs)
+    lines = [f"v{i} = xp.asarray(<{a.dtype}{list(a.shape)}>)" for i, a in enumerate(program.inputs)]
+    lines += [code_line(n_in + k, ins) for k, ins in enumerate(instrs)]
+    note("program:\n" + "\n".join(lines))
+    alts = [run_perturbed(program, instrs, seed) for seed in (1, 2)]
+
+    before = la.cache_info()
+    la_vals = [la.asarray(a) for a in program.inputs]
+    with np.errstate(all="ignore"):
+        for instr in instrs:
+            la_vals.append(execute(la, instr, la_vals))
+    built = la.cache_info()
+    assert built["materializations"] == before["materializations"], "building the program evaluated something"
+    assert built["kernels_launched"] == before["kernels_launched"]
+
+    assert la.evaluate(*la_vals) is None
+    after_eval = la.cache_info()
+    results = [np.asarray(v) for v in la_vals]
+    observed = la.cache_info()
+    assert observed["kernels_launched"] == after_eval["kernels_launched"], (
+        "observing arrays after la.evaluate ran kernels again"
+    )
+
+    for k, (got, expected) in enumerate(zip(results, np_vals)):
+        compare(k, lines[k], got, expected, [alt[k] for alt in alts])
+
+
+def test_program_printing_is_readable():
+    """The program a failure prints reads as code."""
+    prog = Program([np.ones((2, 3)), np.ones(3, np.int64)],
+                   [Step("binary", "add", (0, 1)), Step("reduce", "sum", (2, 1, True))])
+    instrs, vals = plan(prog)
+    lines = [code_line(2 + k, ins) for k, ins in enumerate(instrs)]
+    assert lines[0] == "v2 = xp.add(v0, v1)"
+    assert lines[1].startswith("v3 = xp.sum(v2, axis=")
+    assert vals[-1].shape in ((2, 1), (1, 3), (1, 1))

@@ -1,0 +1,318 @@
+"""Differential tests of reductions: sum, prod, mean, min, max, amin, amax,
+argmin, argmax, any, all, std, var -- as functions and as Array methods, with
+axis None/int/negative/tuple, keepdims, dtype=, ddof; result dtypes; empty
+and 0-d arrays; NaN propagation; first-occurrence ties for arg-reductions."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazyarray as la
+from helpers import (
+    ALL_DTYPES,
+    assert_like_numpy,
+    assert_meta_like_numpy,
+    check_against_numpy,
+    dtype_id,
+    elements,
+    error_category,
+    run_numpy,
+    tolerance,
+)
+
+REDUCTIONS = ["sum", "prod", "mean", "min", "max", "amin", "amax", "argmin", "argmax",
+              "any", "all", "std", "var"]
+# NumPy's ndarray has no .amin/.amax methods.
+METHODS = [r for r in REDUCTIONS if r not in ("amin", "amax")]
+ARG_REDUCTIONS = {"argmin", "argmax"}
+SUM_LIKE = {"sum", "mean", "std", "var"}  # results that can lose accuracy to cancellation
+HAS_DTYPE_ARG = {"sum", "prod", "mean", "std", "var"}
+HAS_DDOF = {"std", "var"}
+
+AXES_3D = [None, 0, 1, -1, (0, 2), (-1, -2), (0, 1, 2)]
+
+
+def reduce_np(op, x, via="function", **kw):
+    if via == "method":
+        return getattr(x, op)(**kw)
+    return getattr(np, op)(x, **kw)
+
+
+def reduce_la(op, x, via="function", **kw):
+    if via == "method":
+        return getattr(x, op)(**kw)
+    return getattr(la, op)(x, **kw)
+
+
+def tolerances_for(op, x, result_dtype):
+    """(rtol, atol) for comparing a reduction of ``x``.
+
+    Sums in a different order differ by ~eps * sum(|x|), which is large
+    relative to the result when it cancels: scale atol by the magnitudes.
+    """
+    result_dtype = np.dtype(result_dtype)
+    if result_dtype.kind not in "fc":
+        return None, None
+    rtol, _ = tolerance(result_dtype)
+    if op in SUM_LIKE and x.size:
+        mags = np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+        mags = mags[np.isfinite(mags)]
+        mag = float(mags.max()) if mags.size else 0.0
+        scale = mag * (x.size if op == "sum" else 1.0)
+        if op in ("std", "var"):
+            scale = mag * mag if op == "var" else mag
+        return rtol, rtol * max(scale, 1.0) * 8
+    return rtol, None
+
+
+def check_reduction(op, x_np, via="function", **kw):
+    x_la = la.asarray(x_np)
+    status, expected = run_numpy(lambda: reduce_np(op, x_np, via, **kw))
+    if status == "error":
+        # Let check_against_numpy produce the build-time-error assertion.
+        check_against_numpy(lambda: reduce_np(op, x_np, via, **kw),
+                            lambda: reduce_la(op, x_la, via, **kw), what=f"{op}({kw})")
+        return
+    rtol, atol = tolerances_for(op, x_np, np.asarray(expected).dtype)
+    actual = reduce_la(op, x_la, via, **kw)
+    assert_like_numpy(actual, expected, rtol=rtol, atol=atol, what=f"{via} {op}({kw})")
+
+
+def shapes_3d():
+    return hnp.array_shapes(min_dims=3, max_dims=3, min_side=2, max_side=4)
+
+
+# --------------------------------------------------------------------------
+# axes / keepdims / function vs method (float64)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", AXES_3D, ids=lambda a: f"axis={a}")
+@pytest.mark.parametrize("op", REDUCTIONS)
+@given(data=st.data())
+def test_reduction_axes_keepdims(mode, op, axis, data):
+    x = data.draw(hnp.arrays(np.float64, shapes_3d(), elements=elements(np.float64, -10, 10)), label="x")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    via = data.draw(st.sampled_from(["function", "method"] if op in METHODS else ["function"]), label="via")
+    check_reduction(op, x, via, axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)], ids=lambda a: f"axis={a}")
+@pytest.mark.parametrize("op", REDUCTIONS)
+def test_reduction_nan_inf_propagation(mode, op, axis):
+    """NaN propagates through sum/prod/mean/min/max/std/var; argmin/argmax
+    return the first NaN; any/all treat NaN as True; inf - inf is NaN."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4, 5))
+    x[0, 1, 2] = np.nan
+    x[2, 3, 0] = np.nan
+    x[1, 0, 4] = np.inf
+    x[1, 2, 4] = -np.inf
+    x[2, 0, 0] = np.inf
+    check_reduction(op, x, axis=axis)
+
+
+# --------------------------------------------------------------------------
+# result dtypes
+# --------------------------------------------------------------------------
+
+
+def _meta_problems(op, x_np, **kw):
+    x_la = la.asarray(x_np)
+    status, expected = run_numpy(lambda: getattr(np, op)(x_np, **kw))
+    label = f"{op}({x_np.dtype}{list(x_np.shape)}, {kw})"
+    try:
+        got = getattr(la, op)(x_la, **kw)
+    except Exception as exc:  # noqa: BLE001
+        if status == "error" and isinstance(exc, error_category(expected)):
+            return []
+        return [f"{label}: numpy {'ok' if status == 'ok' else repr(expected)}, lazyarray raised {exc!r}"]
+    if status == "error":
+        return [f"{label}: numpy raises {expected!r}; lazyarray built a {got.dtype} result"]
+    try:
+        assert_meta_like_numpy(got, expected, what=label)
+    except AssertionError as exc:
+        return [str(exc)]
+    return []
+
+
+@pytest.mark.parametrize("op", REDUCTIONS)
+def test_reduction_result_dtype_and_shape_all_dtypes(op):
+    """Every dtype x axis x keepdims (x dtype= / ddof): the result's dtype and
+    shape are NumPy's (sum of int8 is int64, mean of int is float64, std of
+    complex is float64, ...), or the same error; nothing is materialized."""
+    before = la.cache_info()["materializations"]
+    problems = []
+    for dt in ALL_DTYPES:
+        x = np.ones((2, 3, 4), dtype=dt)
+        for axis in [None, 0, -1, (0, 2), 3, (0, 0)]:
+            for keepdims in (False, True):
+                problems += _meta_problems(op, x, axis=axis, keepdims=keepdims)
+        if op in HAS_DTYPE_ARG:
+            for out_dt in ["int8", "uint16", "int64", "float32", "float64", "complex64", "bool"]:
+                problems += _meta_problems(op, x, axis=1, dtype=out_dt)
+        if op in HAS_DDOF:
+            problems += _meta_problems(op, x, axis=-1, ddof=1)
+    assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} problems)"
+    assert la.cache_info()["materializations"] == before
+
+
+VALUE_DTYPES = [np.dtype(t) for t in ("bool", "int8", "uint8", "int64", "uint64", "float32", "complex128")]
+
+
+def _elements_for(op, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and op in ("mean", "std", "var"):
+        # float accumulation of huge ints loses bits in an order-dependent way
+        return elements(dtype, -1000, 1000)
+    return elements(dtype, -10, 10) if dtype.kind in "fc" else elements(dtype)
+
+
+@pytest.mark.parametrize("dtype", VALUE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("op", REDUCTIONS)
+@given(data=st.data())
+def test_reduction_values_per_dtype(mode, op, dtype, data):
+    """Values (incl. integer wrap-around of sum/prod, lexicographic complex
+    min/max, bool sums) for each input dtype, full reduction and last axis."""
+    shape = data.draw(hnp.array_shapes(min_dims=2, max_dims=2, min_side=2, max_side=6), label="shape")
+    x = data.draw(hnp.arrays(dtype, shape, elements=_elements_for(op, dtype)), label="x")
+    axis = data.draw(st.sampled_from([None, -1]), label="axis")
+    check_reduction(op, x, axis=axis)
+
+
+# --------------------------------------------------------------------------
+# dtype= and ddof
+# --------------------------------------------------------------------------
+
+DTYPE_ARG_CASES = [
+    ("sum", "int8", "int8"),        # accumulates (and wraps) in int8
+    ("sum", "uint8", "uint8"),
+    ("sum", "int32", "float32"),
+    ("sum", "float32", "float64"),
+    ("sum", "bool", "int16"),
+    ("sum", "float64", "complex128"),
+    ("prod", "int16", "int16"),
+    ("prod", "uint8", "float64"),
+    ("mean", "int16", "float32"),
+    ("mean", "float32", "float64"),
+    ("mean", "int64", "float64"),
+    ("std", "int8", "float32"),
+    ("var", "float32", "float64"),
+    ("var", "complex64", "complex128"),
+]
+
+
+@pytest.mark.parametrize("op, in_dtype, dtype", DTYPE_ARG_CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize("axis", [None, 1], ids=lambda a: f"axis={a}")
+def test_reduction_dtype_argument(mode, op, in_dtype, dtype, axis):
+    rng = np.random.default_rng(3)
+    in_dt = np.dtype(in_dtype)
+    if in_dt.kind in "iu":
+        info = np.iinfo(in_dt)
+        x = rng.integers(max(info.min, -100), min(info.max, 100), size=(5, 40), endpoint=True).astype(in_dt)
+    elif in_dt.kind == "b":
+        x = rng.random((5, 40)) < 0.5
+    elif in_dt.kind == "c":
+        x = (rng.standard_normal((5, 40)) + 1j * rng.standard_normal((5, 40))).astype(in_dt)
+    else:
+        x = (rng.standard_normal((5, 40)) * 10).astype(in_dt)
+    for via in (["function", "method"] if op in METHODS else ["function"]):
+        check_reduction(op, x, via, axis=axis, dtype=dtype)
+
+
+@pytest.mark.parametrize("ddof", [0, 1, 2, 5, 7])
+@pytest.mark.parametrize("op", ["std", "var"])
+@pytest.mark.parametrize("axis", [None, -1, (0, 1)], ids=lambda a: f"axis={a}")
+def test_ddof(mode, op, ddof, axis):
+    """ddof up to and past the number of elements (NumPy: inf/nan with a
+    RuntimeWarning, not an error)."""
+    x = np.random.default_rng(5).standard_normal((2, 5)) * 3 + 1
+    for via in ("function", "method"):
+        check_reduction(op, x, via, axis=axis, ddof=ddof)
+
+
+def test_var_is_numerically_stable(mode):
+    """NumPy's two-pass variance is exact here; E[x^2] - E[x]^2 is not."""
+    x = 1e9 + np.array([0.0, 1.0, 2.0, 3.0])
+    assert_like_numpy(la.var(la.asarray(x)), np.var(x), rtol=1e-6)
+    assert_like_numpy(la.asarray(x).std(), x.std(), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# empty and 0-d arrays
+# --------------------------------------------------------------------------
+
+EMPTY_CASES = [((0,), None), ((0,), 0), ((3, 0), None), ((3, 0), 0), ((3, 0), 1), ((0, 4), -1),
+               ((0, 4), (0, 1))]
+
+
+@pytest.mark.parametrize("shape, axis", EMPTY_CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize("op", REDUCTIONS)
+def test_reduction_of_empty(mode, op, shape, axis):
+    """sum -> 0, prod -> 1, any -> False, all -> True, mean/std/var -> NaN;
+    min/max/argmin/argmax over a zero-length axis -> ValueError at build."""
+    x = np.zeros(shape, dtype=np.float64)
+    check_reduction(op, x, axis=axis)
+    check_reduction(op, x, axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("op", REDUCTIONS)
+def test_reduction_of_0d(mode, op):
+    x = np.array(2.5)
+    check_reduction(op, x)
+    check_reduction(op, x, axis=())  # argmin/argmax: TypeError, as in NumPy
+    # NumPy quirk: ufunc-based reductions (sum, min, argmax, any, ...) accept
+    # axis=0/-1 on a 0-d array; mean/std/var raise AxisError.
+    check_reduction(op, x, axis=0)
+    check_reduction(op, x, axis=-1)
+
+
+def test_reduction_of_empty_int_min_is_value_error():
+    x = la.asarray(np.zeros((0,), np.int32))
+    before = la.cache_info()["materializations"]
+    for op in ("min", "max", "amin", "amax", "argmin", "argmax"):
+        with pytest.raises(ValueError):
+            getattr(la, op)(x)
+    with pytest.raises(ValueError):
+        x.max()
+    assert la.cache_info()["materializations"] == before
+
+
+# --------------------------------------------------------------------------
+# ties, large arrays (parallel/chunked reductions)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1], ids=lambda a: f"axis={a}")
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+@given(data=st.data())
+def test_arg_reduction_ties_pick_first(mode, op, axis, data):
+    shape = data.draw(hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=30), label="shape")
+    x = data.draw(hnp.arrays(np.int64, shape, elements=st.integers(0, 2)), label="x")
+    check_reduction(op, x, axis=axis)
+    check_reduction(op, x, via="method", axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("op", REDUCTIONS)
+def test_large_reductions(mode, op):
+    """Large enough to be split across threads/chunks: partial results must
+    combine exactly like NumPy's (first index for ties, NaN-free sums close)."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(-5, 6, size=(301, 1001)).astype(np.float64)  # integer-valued: sums exact
+    x[150, 500] = 50.0  # unique max
+    x[7, 3] = 50.0      # ... tied: argmax picks the first
+    x[200, 999] = -50.0
+    for axis in (None, 0, 1):
+        check_reduction(op, x, axis=axis)
+    flat = x.ravel()
+    check_reduction(op, flat)
+    if op in ("sum", "any", "all", "min", "max", "argmin", "argmax"):
+        xi = rng.integers(-(2**62), 2**62, size=200_003, dtype=np.int64)  # wraps, exact
+        check_reduction(op, xi)
+    if op in ("any", "all"):
+        b = np.zeros(300_001, bool)
+        b[-1] = True
+        check_reduction(op, b)
+        check_reduction(op, ~b)
