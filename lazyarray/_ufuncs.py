@@ -109,4 +109,6 @@ mod = remainder
 pow = power
 true_divide = divide
 
+isnat = ufunc(np.isnat)  # datetimes only: validates dtypes, then NumPy
+
 _UFUNCS.update({u.__name__: u for u in list(globals().values()) if isinstance(u, ufunc)})

@@ -133,6 +133,10 @@ class ufunc:
             raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional "
                             f"arguments but {len(args)} were given")
         if where is not True or kwargs or casting != "same_kind" or self._rows[0] not in OPS:
+            if self._rows[0] not in OPS and self._np.signature is None:  # bad dtypes: fail now
+                self._np.resolve_dtypes((*(a.dtype if isinstance(a, Array) else
+                                           np.asarray(a).dtype for a in args),
+                                         *(None,) * self.nout))
             return _fallback(self._np, *args, out=out, dtype=dtype, where=where,
                              casting=casting, **kwargs)
         ops = [operand(a) for a in args]

@@ -255,3 +255,18 @@ def _sign(x):
         zero, one = _typed(x, 0), _typed(x, 1)
         return lambda x: one if x > 0 else zero
     return lambda x: np.sign(x)
+
+
+def spacing(x):
+    return np.spacing(x)
+
+
+@overload(spacing)
+def _spacing(x):
+    inf = _typed(x, np.inf)
+
+    def impl(x):  # NumPy: the distance to the next number away from zero; NaN at +-inf
+        if x != x or x == inf or x == -inf:
+            return x - x
+        return np.nextafter(x, inf if x >= 0 else -inf) - x
+    return impl

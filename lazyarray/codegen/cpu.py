@@ -34,7 +34,7 @@ class Unsupported(Exception):
 _COMPLEX_OK = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "isnan",
                "isinf", "isfinite", "equal", "not_equal", "convert", "select", "reduce", "scan",
                "broadcast", "reshape", "transpose", "slice", "parameter", "constant"}
-_INTERPRET_ONLY = {"spacing"}  # Numba's differs from NumPy's
+_INTERPRET_ONLY: set[str] = set()  # ops whose Numba scalar form differs from NumPy
 _NO_UINT64 = {"lcm", "gcd", "reciprocal"}  # Numba computes these through int64/float
 
 

@@ -121,7 +121,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("fmin",                "fmin"),
     _ew("copysign",            "copysign"),
     _ew("nextafter",           "nextafter"),
-    _ew("spacing",             "spacing"),
+    _ew("spacing",             "spacing",               C, "_h.spacing({0})"),
     _ew("ldexp",               "ldexp"),
     _ew("heaviside",           "heaviside",             C, "_h.heaviside({0}, {1})"),
     _ew("gcd",                 "gcd",                   E),
