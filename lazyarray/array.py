@@ -312,13 +312,22 @@ class Array:
 
     @property
     def real(self) -> Array:
+        """The real part; of a complex array, a read-only array for now (NumPy gives a
+        writable view: writing through it is refused rather than silently lost)."""
         if self.dtype.kind != "c":
             return self
-        return Array(build.convert(self._node, np.dtype(f"f{self.dtype.itemsize // 2}")))
+        return _read_only(Array(build.convert(self._node, np.dtype(f"f{self.dtype.itemsize // 2}"))))
 
     @property
     def imag(self) -> Array:
-        return _fallback(np.imag, self)
+        """The imaginary part (read-only for complex arrays, as `real`; zeros otherwise)."""
+        return _read_only(_fallback(np.imag, self))
+
+    def view(self, dtype=None, type=None) -> Array:
+        """A view of the same data (same dtype only: reinterpreting bytes is not lazy)."""
+        if dtype is not None and np.dtype(dtype) != self.dtype or type is not None:
+            raise NotImplementedError("lazyarray views cannot reinterpret the dtype; use astype")
+        return self[...]
 
     def __len__(self) -> int:
         if not self.shape:
@@ -708,6 +717,11 @@ def _native(func):
         return None
     impl = vars(ns).get(func.__name__)
     return impl if callable(impl) and not isinstance(impl, functools.partial) else None
+
+
+def _read_only(a: Array) -> Array:
+    a._storage.fake().flags.writeable = False
+    return a
 
 
 def _rebuild(value: np.ndarray) -> Array:
