@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import settings, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -356,6 +356,7 @@ def test_ufunc_values(mode, name, dtypes, data):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, dtypes", FULL_CASES)
+@settings(max_examples=3)  # breadth over dtype pairs; depth is test_ufunc_values' job
 @given(data=st.data())
 def test_ufunc_values_full_dtype_product(mode, name, dtypes, data):
     _value_case(name, dtypes, data)

@@ -58,11 +58,19 @@ def cache_dir() -> str:
     return _resolve(base_dir())
 
 
+KEEP_VERSIONS = 3  # cache directories of older lazyarray/Numba/NumPy versions are removed
+
+
 @functools.lru_cache(maxsize=16)
 def _resolve(base: str) -> str:
     path = os.path.join(base, version_tag())
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
+        os.utime(path)
+        others = sorted(glob.glob(os.path.join(base, "lazyarray-*")), key=os.path.getmtime)
+        for old in others[:-KEEP_VERSIONS]:
+            if old != path:
+                shutil.rmtree(old, ignore_errors=True)
         for p in (base, path):
             st = os.stat(p)
             if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or (
