@@ -12,6 +12,7 @@ import hashlib
 import logging
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,7 +59,8 @@ class Trace:
     updates: list[str] = field(default_factory=list)  # per write: "in place" or "copy"
 
 
-_cache: dict[tuple, KernelEntry] = {}
+MAX_KERNELS_IN_MEMORY = 2048  # least recently used kernels beyond this are dropped
+_cache: OrderedDict[tuple, KernelEntry] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -77,6 +79,8 @@ def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
     k = (masked, launch.spec)
     with _cache_lock:
         e = _cache.get(k)
+        if e is not None:
+            _cache.move_to_end(k)
     if e is not None:
         return e, True
     key = hashlib.sha256(f"{CODEGEN_VERSION}\n{masked}\n{launch.spec}".encode()).hexdigest()[:24]
@@ -86,6 +90,8 @@ def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
         e = KernelEntry(key, None, reason=str(why))
     with _cache_lock:
         e = _cache.setdefault(k, e)
+        while len(_cache) > MAX_KERNELS_IN_MEMORY:
+            _cache.popitem(last=False)
     return e, False
 
 
