@@ -3,11 +3,13 @@ arange/linspace/eye build their data with NumPy at the call (documented in docs/
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
-from lazyarray.array import Array, as_node
+from lazyarray import config
+from lazyarray.array import TINY, Array, as_node
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
 
@@ -73,6 +75,8 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     else:
         with np.errstate(all="ignore"):
             value = np.array(fill_value).astype(dt)
+    if math.prod(shape) < min(TINY, config.get().eager_threshold):  # the eager tier
+        return Array(buffer(np.full(shape, value, dt)))
     return Array(build.broadcast_to(constant(value, dt), shape))
 
 

@@ -405,6 +405,8 @@ class Array:
             if len(keys) == self.ndim and not any(
                     k is None or k is Ellipsis or isinstance(k, slice) for k in keys):
                 # one element: NumPy returns a scalar, i.e. a copy (kept lazy here, 0-d)
+                if self._tiny_and_computed():
+                    return Array(buffer(np.array(self._value()[key])))
                 return Array(build.getitem(self._node, _normalize_key(key)))
             key = _normalize_key(key)
             return self._view(build.getitem, (key,), self._layout()[key])
@@ -422,6 +424,10 @@ class Array:
         target = layout[_normalize_key(key)]
         if target.size == 0:
             return None
+        if self._tiny_and_computed() and (not isinstance(value, Array) or (
+                value._tiny_and_computed() and not value._chain)):
+            # the eager tier: NumPy's own setitem on a copy of a tiny, computed storage
+            return self._write_eagerly(key, value)
         val = value._node if isinstance(value, Array) else as_value_node(value, self.dtype)
         if val.dtype.kind not in "biufc":
             raise TypeError(f"cannot assign {val.dtype} to {self.dtype}")
@@ -435,6 +441,11 @@ class Array:
         with np.errstate(all="ignore"):
             val = build.broadcast_to(build.convert(val, self.dtype), target.shape)
         self._write(target, val)
+
+    def _tiny_and_computed(self) -> bool:
+        """Is the storage computed and below the eager tier's size (see `_tiny_values`)?"""
+        node = self._storage.node
+        return node.op == "buffer" and node.value.size < min(TINY, config.get().eager_threshold)
 
     def _write(self, target: np.ndarray, value: Node) -> None:
         """Replace the storage's node with an `update` of its old version over `target`."""
