@@ -158,7 +158,7 @@ class ufunc:
         return _reductions.ufunc_reduce(self, array, axis, dtype, out, keepdims, **kwargs)
 
     def outer(self, a, b, **kwargs):
-        a, b = asarray_node(a), asarray_node(b)
+        a, b = as_node(a), as_node(b)
         a = build.reshape(a, a.shape + (1,) * len(b.shape))
         return self(Array(a), Array(b), **kwargs)
 
@@ -199,10 +199,6 @@ def _tiny_values(args) -> list | None:
 def _eager(res) -> Array:
     res = np.asarray(res)
     return Array(buffer(res if res.flags.owndata else res.copy()))
-
-
-def asarray_node(x) -> Node:
-    return as_node(x)
 
 
 def _binary(name: str, reflected: bool = False):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.ir.hlo import MOVEMENT, Module
+from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import math
-import numpy as np
 
 from lazyarray.ir.hlo import MOVEMENT, REDUCE_LIKE, SOURCES, Builder, Instr, Module
 from lazyarray.ops.table import OPS, Cost

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lazyarray import config, stats
+from lazyarray import stats
 from lazyarray.codegen.cpu import CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode, render
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
