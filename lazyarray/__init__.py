@@ -76,14 +76,28 @@ def evaluate(*arrays) -> None:
 
 
 def explain(*arrays):
-    """Report how `arrays` would be evaluated, without computing them.
+    """Report how `arrays` would be evaluated, or how the last evaluation ran.
+
+    Parameters
+    ----------
+    *arrays : Array
+        The arrays to plan: nothing is computed. With no arrays, the report of the last
+        evaluation that actually ran (in this process) is returned instead.
 
     Returns
     -------
     Report
-        ``str()`` shows the HLO before and after optimization, the fusions and each kernel's
-        signature, cache status and source; ``.num_kernels`` counts compiled kernels launched.
+        ``str()`` shows the line that forced the evaluation, the HLO before and after
+        optimization and, per kernel: why its fusion ends where it does, its signature, its
+        cache status (on a miss: how the nearest cached signature differs), its build time,
+        the bytes of intermediates it never writes and its generated source.
+        ``.num_kernels`` counts compiled kernels launched, ``.kernels`` holds the records.
     """
+    if not arrays:
+        report = _engine.last_report()
+        if report is None:
+            raise ValueError("explain(): nothing has been evaluated yet; pass arrays to plan")
+        return report
     return _engine.explain([a._node for a in arrays if isinstance(a, Array)])
 
 

@@ -6,8 +6,12 @@ reference interpreter: no passes, no compile, so tiny work costs about what NumP
 
 from __future__ import annotations
 
+import linecache
 import math
+import os
+import sys
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -20,6 +24,7 @@ from lazyarray.ir.interpret import evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ir.text import print_module
 from lazyarray.passes import run_pipeline
+from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime.executor import KernelRecord, Trace, execute
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
@@ -76,18 +81,28 @@ def interpret_graph(order: list[Node], roots: list[Node]) -> list[np.ndarray]:
 
 def materialize(nodes: list[Node]) -> None:
     """Compute every pending node in `nodes` in one pass and turn each into a buffer leaf."""
+    global _last
     with _lock:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         if not pending:
             return
         stats.bump("materializations")
+        t0 = time.perf_counter()
         order = toposort(pending)
         if _use_interpreter(order):
             stats.bump("interpreter_runs")
+            report = Report(None, None, interpreted=True, planned=False)
             outs = interpret_graph(order, pending)
         else:
             module, args = lower(pending, order)
-            outs = execute(optimize(module), args)
+            trace = Trace()
+            optimized = optimize(module)
+            report = Report(module, optimized, trace.kernels, updates=trace.updates,
+                            planned=False)
+            outs = execute(optimized, args, trace)
+        report.seconds = time.perf_counter() - t0
+        report.forced_at = forcing_line()
+        _last = report
         for node, value in zip(pending, outs, strict=True):
             value = np.asarray(value)
             if value.dtype != node.dtype:  # the interpreter's NumPy call may widen a 0-d result
@@ -95,15 +110,47 @@ def materialize(nodes: list[Node]) -> None:
             node.realize(value)
 
 
+def forcing_line() -> str:
+    """Where user code forced the current evaluation: the innermost frame outside lazyarray
+    and NumPy, as "file:line in function: source"."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_INTERNAL):
+        f = f.f_back
+    if f is None:
+        return "<unknown>"
+    code = f.f_code
+    text = linecache.getline(code.co_filename, f.f_lineno).strip()
+    return f"{code.co_filename}:{f.f_lineno} in {code.co_name}" + (f": {text}" if text else "")
+
+
+_INTERNAL = tuple(os.path.dirname(m.__file__) + os.sep for m in (np, config))
+
+
 @dataclass
 class Report:
-    """What `explain` found: the HLO before/after the passes and each kernel's cache status."""
+    """One evaluation, explained: the HLO before/after the passes and, per kernel, why its
+    fusion ends where it does, its cache status and build time.
 
-    hlo_before: str
-    hlo_after: str
+    `explain(*arrays)` returns a plan (nothing computed); `explain()` with no arrays returns
+    the report of the last evaluation that ran, with the line that forced it.
+    """
+
+    before: Module | None
+    after: Module | None
     kernels: list[KernelRecord] = field(default_factory=list)
     interpreted: bool = False
     updates: list[str] = field(default_factory=list)  # per write: "in place" or "copy"
+    forced_at: str = ""  # the user's source line that forced (or asked to explain) it
+    seconds: float = 0.0  # wall time of the evaluation (0 for a plan)
+    planned: bool = True  # True: from explain(*arrays), nothing ran
+
+    @property
+    def hlo_before(self) -> str:
+        return print_module(self.before) if self.before is not None else ""
+
+    @property
+    def hlo_after(self) -> str:
+        return print_module(self.after) if self.after is not None else ""
 
     @property
     def num_kernels(self) -> int:
@@ -112,14 +159,34 @@ class Report:
             return 0
         return sum(k.status != "interpreted" for k in self.kernels)
 
+    @property
+    def bytes_avoided(self) -> int:
+        """Bytes of intermediate arrays that fusion kept out of memory."""
+        return 0 if self.interpreted else sum(k.bytes_avoided for k in self.kernels)
+
     def __str__(self) -> str:
-        lines = ["== HLO before optimization ==", self.hlo_before,
-                 "== HLO after optimization ==", self.hlo_after]
+        what = "plan" if self.planned else f"evaluation ({self.seconds * 1e3:.3f} ms)"
+        lines = [f"== {what}, forced at {self.forced_at} =="]
         if self.interpreted:
-            lines.append("(below the eager threshold or numpy backend: runs on the interpreter)")
-        lines.append(f"== kernels: {self.num_kernels} ==")
+            lines.append("(below the eager threshold, numpy backend or errstate='raise': "
+                         "runs on the interpreter, no kernels)")
+            if self.before is not None:
+                lines += ["== HLO ==", self.hlo_before]
+            return "\n".join(lines)
+        lines += ["== HLO before optimization ==", self.hlo_before,
+                  "== HLO after optimization ==", self.hlo_after,
+                  f"== kernels: {self.num_kernels}, intermediates avoided: "
+                  f"{self.bytes_avoided} bytes =="]
         for k in self.kernels:
-            lines.append(f"{k.name}: kind={k.kind} signature={k.key} cache={k.status}")
+            why = "+".join(REASONS.get(r, r) for r in k.reason.split("+")) if k.reason else ""
+            lines.append(f"{k.name}: kind={k.kind} signature={k.key} cache={k.status}"
+                         + (f" built={k.origin} in {k.compile_s * 1e3:.1f} ms" if k.origin else ""))
+            if why:
+                lines.append(f"  ends because {why}")
+            lines.append(f"  intermediates avoided: {k.bytes_avoided} bytes")
+            if k.differs:
+                lines.append("  differs from the nearest cached signature:")
+                lines += ["    " + d for d in k.differs.splitlines()]
             if k.source:
                 lines.append(k.source)
         if self.updates:
@@ -129,14 +196,23 @@ class Report:
     __repr__ = __str__
 
 
+_last: Report | None = None
+
+
+def last_report() -> Report | None:
+    """The report of the last evaluation that ran (None before the first)."""
+    return _last
+
+
 def explain(nodes: list[Node]) -> Report:
     """Plan the evaluation of `nodes` without computing them."""
     with _lock:
+        at = forcing_line()
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         order = toposort(pending)
         module, args = lower(pending, order)
         optimized = run_pipeline(module)
         trace = Trace()
         execute(optimized, args, trace, dry=True)
-        return Report(print_module(module), print_module(optimized), trace.kernels,
-                      _use_interpreter(order), trace.updates)
+        return Report(module, optimized, trace.kernels, _use_interpreter(order), trace.updates,
+                      at)

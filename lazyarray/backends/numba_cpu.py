@@ -59,13 +59,17 @@ def compile_kernel(key: str, source: str, cache_dir: str):
     return module.kernel, module.kernel_serial
 
 
-def launch(kernel, args) -> None:
+def launch(kernel, args) -> str:
+    """Run `kernel(*args)`; returns "compiled" or "disk" when this call built a specialization,
+    else ""."""
     before = len(kernel.overloads)
     hits = sum(kernel.stats.cache_hits.values())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
         kernel(*args)
+    stats.bump("kernels_launched")
     if len(kernel.overloads) > before:  # a new specialization: loaded from disk, or compiled
         disk = sum(kernel.stats.cache_hits.values()) > hits
         stats.bump("disk_hits" if disk else "compiles")
-    stats.bump("kernels_launched")
+        return "disk" if disk else "compiled"
+    return ""

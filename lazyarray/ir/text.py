@@ -132,7 +132,7 @@ def _parse_type(t: str):
 
 def _parse_attrs(text: str) -> dict:
     out: dict[str, object] = {}
-    for m in re.finditer(r"(\w+)=(\{[^{}]*\}|%?[\w.\-]+)", text):
+    for m in re.finditer(r"(\w+)=(\{[^{}]*\}|%?[\w.\-+]+)", text):
         k, v = m.group(1), m.group(2)
         if k == "slice":
             out["slices"] = tuple(tuple(int(x) for x in s.split(":"))
@@ -168,7 +168,8 @@ def _parse_instr(m: re.Match, fusions: dict) -> Instr:
     if op == "fusion":
         sub = fusions[attrs["calls"]]
         first = sub.instrs[sub.outputs[0]]
-        return Instr(op, operands, first.shape, first.dtype, (("kind", attrs["kind"]),), sub)
+        extra = (("reason", attrs["reason"]),) if "reason" in attrs else ()
+        return Instr(op, operands, first.shape, first.dtype, (("kind", attrs["kind"]), *extra), sub)
     if op == "transpose":
         return Instr(op, operands, shape, dtype, (("permutation", attrs["dimensions"]),))
     if op == "reshape":

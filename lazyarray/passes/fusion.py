@@ -28,6 +28,7 @@ class Group:
     members: set[int] = field(default_factory=set)
     deps: set[int] = field(default_factory=set)  # groups whose roots this one reads
     bases: set[int] = field(default_factory=set)  # instruction ids read from outside
+    reason: str = ""  # why the kernel ends at its roots (see REASONS)
 
     def space(self, m: Module):
         """The iteration space: (operand shape, reduced dims) for input, (shape,) for loop."""
@@ -38,6 +39,18 @@ class Group:
 
 
 MAX_FUSION = 96  # instructions per kernel: bounds compile time; long chains become a few kernels
+
+# Why a fusion ends at its root: the `reason=` attribute of a fusion instruction.
+REASONS = {
+    "output": "its value is a result of this evaluation (a materialization point)",
+    "reduction": "its root is a reduction, scan or arg-reduction: consumers need the whole result",
+    "view": "its value is read through a view (slice, transpose, broadcast, reshape), so it "
+            "needs a buffer of its own",
+    "library": "its value feeds a library call (dot) or a write (update), which runs between "
+               "kernels",
+    "max_size": f"the kernel reached MAX_FUSION ({MAX_FUSION}) instructions",
+    "shared": "an expensive op read by several kernels is computed once, not per kernel",
+}
 
 
 def _cheap(ins: Instr) -> bool:
@@ -56,8 +69,8 @@ def assign_groups(m: Module) -> list[Group]:
     groups: list[Group] = []
     member_of: list[set[int]] = [set() for _ in m.instrs]
 
-    def new_group(kind: str, i: int) -> None:
-        groups.append(Group(kind, [i], {i}))
+    def new_group(kind: str, i: int, reason: str) -> None:
+        groups.append(Group(kind, [i], {i}, reason=reason))
         member_of[i].add(len(groups) - 1)
 
     for i in range(len(m.instrs) - 1, -1, -1):
@@ -65,10 +78,10 @@ def assign_groups(m: Module) -> list[Group]:
         if ins.opcode in SOURCES or ins.opcode in MOVEMENT:
             continue
         if ins.opcode in REDUCE_LIKE:
-            new_group("input", i)
+            new_group("input", i, "output" if i in outputs else "reduction")
             continue
         if not ins.is_elementwise:  # a write or a library call: the executor runs it
-            new_group("library", i)
+            new_group("library", i, "library")
             continue
         # read through a view, or written by an update: the value needs a buffer of its own
         viewed = any(m.instrs[u].opcode in MOVEMENT or not m.instrs[u].is_elementwise
@@ -83,13 +96,16 @@ def assign_groups(m: Module) -> list[Group]:
                     g.members.add(i)
                     member_of[i].add(next(iter(ugroups)))
                     continue
-            new_group("loop", i)
+            reason = ("output" if i in outputs else
+                      "view" if any(m.instrs[u].opcode in MOVEMENT for u in users[i]) else
+                      "library" if viewed or not ugroups else "max_size")
+            new_group("loop", i, reason)
         elif len(ugroups) == 1 or _cheap(ins):
             for g in ugroups:
                 groups[g].members.add(i)
             member_of[i] |= ugroups
         else:
-            new_group("loop", i)
+            new_group("loop", i, "shared")
 
     root_of = {r: k for k, g in enumerate(groups) for r in g.roots}
     for k, g in enumerate(groups):
@@ -130,6 +146,7 @@ def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
                     or _reaches(groups, b, a)):
                 continue
             ga.roots += gb.roots
+            ga.reason = _join(ga.reason, gb.reason)
             ga.members |= gb.members
             ga.bases |= gb.bases
             ga.deps |= gb.deps
@@ -186,6 +203,9 @@ def merge_epilogues(m: Module, groups: list[Group | None]) -> list[Group | None]
         keep = [x for x in r.roots if x in m.outputs or any(
             u not in inside and not _only_feeds(m, users, u, g.members) for u in users[x])]
         r.roots = g.roots + keep
+        # an epilogue read back through a broadcast/view still ends at its reduction
+        ends = "reduction" if g.reason == "view" else g.reason
+        r.reason = _join(ends, r.reason) if keep else ends
         r.members |= g.members
         r.bases = (r.bases | g.bases) - set(r.members) - set(r.roots)
         groups[k] = None
@@ -196,6 +216,12 @@ def merge_epilogues(m: Module, groups: list[Group | None]) -> list[Group | None]
         r.deps.discard(owner)
         r.deps.discard(k)
     return groups
+
+
+def _join(a: str, b: str) -> str:
+    """Reasons of merged fusions, each once: "output+view"."""
+    parts = a.split("+")
+    return "+".join(parts + [x for x in b.split("+") if x not in parts])
 
 
 def _only_feeds(m: Module, users, u: int, members: set[int]) -> bool:
@@ -276,7 +302,8 @@ def fuse(m: Module) -> Module:
         comp, params = _fused_computation(m, g)
         ops = tuple(outer(p) for p in params)
         first = comp.instrs[comp.outputs[0]]
-        f = b.add(Instr("fusion", ops, first.shape, first.dtype, (("kind", g.kind),), comp))
+        f = b.add(Instr("fusion", ops, first.shape, first.dtype,
+                        (("kind", g.kind), ("reason", g.reason)), comp))
         if len(g.roots) == 1:
             new[g.roots[0]] = f
         else:

@@ -7,10 +7,12 @@ key. Outputs are allocated by NumPy (fast, reusable pages), never inside the ker
 
 from __future__ import annotations
 
+import difflib
 import math
 import hashlib
 import logging
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -38,7 +40,9 @@ class KernelEntry:
     key: str
     source: str | None  # None: the code generator declined; the interpreter runs it
     kernel: object = None
-    reason: str = ""
+    reason: str = ""  # why the code generator declined
+    compile_s: float = 0.0  # seconds to compile (or load from disk) this process
+    origin: str = ""  # "compiled" | "disk" once built
 
 
 @dataclass
@@ -50,7 +54,33 @@ class KernelRecord:
     key: str
     status: str  # "hit" | "miss" | "interpreted"
     source: str | None
-    hlo: str = ""
+    comp: Module | None = None  # the fused computation
+    reason: str = ""  # why the fusion ends at its roots (passes.fusion.REASONS)
+    differs: str = ""  # on a miss: how the nearest cached signature differs
+    entry: KernelEntry | None = None
+
+    @property
+    def hlo(self) -> str:
+        return print_computation(self.comp) if self.comp is not None else ""
+
+    @property
+    def compile_s(self) -> float:
+        return self.entry.compile_s if self.entry is not None else 0.0
+
+    @property
+    def origin(self) -> str:
+        return self.entry.origin if self.entry is not None else ""
+
+    @property
+    def bytes_avoided(self) -> int:
+        """Bytes of intermediate arrays this kernel never writes (values kept in registers)."""
+        if self.comp is None:
+            return 0
+        outs = set(self.comp.outputs)
+        return sum(math.prod(ins.shape) * ins.dtype.itemsize
+                   for i, ins in enumerate(self.comp.instrs)
+                   if i not in outs and ins.opcode not in MOVEMENT
+                   and ins.opcode not in ("parameter", "constant"))
 
 
 @dataclass
@@ -72,10 +102,37 @@ def cache_clear() -> None:
 _masked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
+def _masked_text(comp: Module) -> str:
     masked = _masked.get(comp)
     if masked is None:
         masked = _masked[comp] = print_computation(comp, masked=True)
+    return masked
+
+
+def nearest_difference(comp: Module, spec, limit: int = 256) -> str:
+    """How the closest signature in the kernel cache differs from (comp, spec): a short diff.
+
+    Only the `limit` most recently used kernels of the same kind are compared.
+    """
+    text = _masked_text(comp)
+    with _cache_lock:
+        keys = [k for k in reversed(_cache) if k[1].kind == spec.kind][:limit]
+    keys = [k for k in keys if k != (text, spec)]
+    if not keys:
+        return f"no cached {spec.kind} kernel to compare with"
+    lines = text.splitlines()
+    best = max(keys, key=lambda k: difflib.SequenceMatcher(None, lines, k[0].splitlines()).ratio())
+    if best[0] == text:
+        return f"same HLO; launch layout differs: {best[1]} -> {spec}"
+    diff = [d for d in difflib.unified_diff(best[0].splitlines(), lines, "cached", "this", n=0,
+                                            lineterm="") if not d.startswith(("---", "+++", "@@"))]
+    if best[1] != spec:
+        diff.append(f"launch layout: {best[1]} -> {spec}")
+    return "\n".join(diff)
+
+
+def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
+    masked = _masked_text(comp)
     k = (masked, launch.spec)
     with _cache_lock:
         e = _cache.get(k)
@@ -93,6 +150,11 @@ def _entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
         while len(_cache) > MAX_KERNELS_IN_MEMORY:
             _cache.popitem(last=False)
     return e, False
+
+
+def _has(comp: Module, launch: Launch) -> bool:
+    with _cache_lock:
+        return (_masked_text(comp), launch.spec) in _cache
 
 
 def _nchunks(sizes, kept) -> int:
@@ -129,13 +191,14 @@ def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list]:
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> list:
     comp: Module = ins.value
     launch = plan(comp, operands)
+    differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
-    if trace is not None:
+    if trace is not None:  # a hit needs a built kernel (explain's plan renders, never builds)
         status = "interpreted" if entry.source is None or launch.empty else (
-            "hit" if hit else "miss")
+            "hit" if hit and entry.kernel is not None else "miss")
         trace.kernels.append(KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"),
-                                          entry.key, status, entry.source,
-                                          print_computation(comp)))
+                                          entry.key, status, entry.source, comp,
+                                          ins.attr("reason", ""), differs, entry))
     if dry:
         return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
@@ -195,7 +258,11 @@ def _launch(entry: KernelEntry, launch: Launch, args: list) -> None:
         diskcache.evict(path)
     parallel, serial = entry.kernel
     work = math.prod(launch.sizes)
-    numba_cpu.launch(parallel if work >= PARALLEL_MIN else serial, args)
+    t0 = time.perf_counter()
+    built = numba_cpu.launch(parallel if work >= PARALLEL_MIN else serial, args)
+    if built:  # this launch compiled (or loaded) a specialization: count it as build time
+        entry.compile_s += time.perf_counter() - t0
+        entry.origin = built
 
 
 def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
