@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import functools
 import operator
+import weakref
 
 import numpy as np
 
@@ -448,6 +449,9 @@ class Array:
         storage = self._storage
         offset, strides = storage.region(target)
         base = storage.node
+        tracing = engine.TRACING.get()
+        if tracing is not None:  # jit: a write must stay inside the traced function
+            tracing.written.append(weakref.ref(storage))
         if target.shape == base.shape and offset == 0 and target.strides == storage.fake().strides:
             storage.node = value  # the whole base, in order: the new value is the new version
             return

@@ -6,6 +6,7 @@ reference interpreter: no passes, no compile, so tiny work costs about what NumP
 
 from __future__ import annotations
 
+import contextvars
 import linecache
 import math
 import os
@@ -45,14 +46,16 @@ def optimize(module: Module) -> Module:
     return plan
 
 
-_STRICT = ("raise", "call", "log")
+STRICT_ERRSTATE = ("raise", "call", "log")
+# the jit trace in progress (lazyarray.jit): refuses to compute the values it traces
+TRACING: contextvars.ContextVar = contextvars.ContextVar("lazyarray_tracing", default=None)
 
 
 def _use_interpreter(nodes: list[Node]) -> bool:
     o = config.get()
     if o.backend == "numpy":
         return True
-    if any(v in _STRICT for v in np.geterr().values()):
+    if any(v in STRICT_ERRSTATE for v in np.geterr().values()):
         return True  # np.errstate(...="raise"): NumPy's own loops report, kernels cannot
     threshold = o.eager_threshold
     return all(math.prod(n.shape) < threshold for n in nodes)
@@ -86,6 +89,9 @@ def materialize(nodes: list[Node]) -> None:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         if not pending:
             return
+        tracing = TRACING.get()
+        if tracing is not None:
+            tracing.check(pending)
         stats.bump("materializations")
         t0 = time.perf_counter()
         order = toposort(pending)

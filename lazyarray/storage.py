@@ -22,7 +22,7 @@ from lazyarray.graph.node import Node
 
 
 class Storage:
-    __slots__ = ("_fake", "node")
+    __slots__ = ("__weakref__", "_fake", "node")
 
     def __init__(self, node: Node):
         self.node = node

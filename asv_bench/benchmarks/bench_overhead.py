@@ -104,3 +104,27 @@ class AsArray:
 
     def time_numpy_copy(self, size):
         self.x.copy()
+
+
+class JitDispatch:
+    """A cached call of a small jitted function (a*x + y on 10 elements), against the same
+    expression in NumPy and unjitted lazyarray. JAX's jitted dispatch is about 7 us here
+    (PERFORMANCE.md); the goal is to cost no more."""
+
+    params = [["numpy", "lazyarray", "lazyarray-jit"]]
+    param_names = ["engine"]
+
+    def setup(self, engine):
+        self.x, self.y = vector(10, 5), vector(10, 6)
+        if engine == "numpy":
+            self.fn = lambda x, y: 2.0 * x + y
+            return
+        lz = require_lazyarray("jit", "asarray")
+        if engine == "lazyarray":
+            self.fn = lambda x, y: np.asarray(2.0 * lz.asarray(x) + y)
+        else:
+            self.fn = lz.jit(lambda x, y: 2.0 * x + y)
+        self.fn(self.x, self.y)  # trace and compile
+
+    def time_call(self, engine):
+        self.fn(self.x, self.y)

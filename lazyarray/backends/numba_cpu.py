@@ -12,8 +12,10 @@ import sys
 import tempfile
 import threading
 import warnings
+import weakref
 
 import numba
+import numpy as np
 
 from lazyarray import stats
 
@@ -62,14 +64,24 @@ def compile_kernel(key: str, source: str, cache_dir: str):
 def launch(kernel, args) -> str:
     """Run `kernel(*args)`; returns "compiled" or "disk" when this call built a specialization,
     else ""."""
+    types = tuple(a.flags.c_contiguous + 2 * a.flags.writeable if isinstance(a, np.ndarray)
+                  else type(a) for a in args)
+    known = _seen.setdefault(kernel, set())
+    stats.bump("kernels_launched")
+    if types in known:  # a specialization this process already has: no bookkeeping
+        kernel(*args)
+        return ""
     before = len(kernel.overloads)
     hits = sum(kernel.stats.cache_hits.values())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
         kernel(*args)
-    stats.bump("kernels_launched")
+    known.add(types)
     if len(kernel.overloads) > before:  # a new specialization: loaded from disk, or compiled
         disk = sum(kernel.stats.cache_hits.values()) > hits
         stats.bump("disk_hits" if disk else "compiles")
         return "disk" if disk else "compiled"
     return ""
+
+
+_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> argument kinds
