@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lazyarray import config, stats
+from lazyarray import config, debug, stats
 from lazyarray.graph.node import Node, toposort
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import evaluate
@@ -85,6 +85,9 @@ def materialize(nodes: list[Node]) -> None:
         if _use_interpreter(order):
             stats.bump("interpreter_runs")
             outs = interpret_graph(order, pending)
+            debug.interpreted(order)
+        elif debug.active():  # LAZYARRAY_DEBUG / LAZYARRAY_DUMP_DIR: logs, snapshots
+            outs = debug.run_compiled(*lower(pending, order))
         else:
             module, args = lower(pending, order)
             outs = execute(optimize(module), args)

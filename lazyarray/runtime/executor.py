@@ -11,6 +11,7 @@ import math
 import hashlib
 import logging
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ class KernelRecord:
     status: str  # "hit" | "miss" | "interpreted"
     source: str | None
     hlo: str = ""
+    seconds: float = 0.0  # wall time of the run (compile included), when not dry
+    compiled: bool = False  # this run compiled (or loaded from disk) the kernel
 
 
 @dataclass
@@ -133,11 +136,23 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
     if trace is not None:
         status = "interpreted" if entry.source is None or launch.empty else (
             "hit" if hit else "miss")
-        trace.kernels.append(KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"),
-                                          entry.key, status, entry.source,
-                                          print_computation(comp)))
+        record = KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"), entry.key,
+                              status, entry.source, print_computation(comp))
+        trace.kernels.append(record)
+        if not dry:
+            record.compiled = not (entry.source is None or launch.empty or entry.kernel)
+            t0 = time.perf_counter()
+            try:
+                return _run_fusion(comp, operands, launch, entry, hit)
+            finally:
+                record.seconds = time.perf_counter() - t0
     if dry:
         return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
+    return _run_fusion(comp, operands, launch, entry, hit)
+
+
+def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
+                hit: bool) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return interpret(comp, operands)
