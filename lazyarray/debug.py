@@ -27,7 +27,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from lazyarray import config
+from lazyarray import config, stats
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.text import print_module
 from lazyarray.passes import PIPELINE
@@ -85,10 +85,13 @@ def run_compiled(module: Module, args: list) -> list:
     optimized = _optimize(module, o.debug)
     t1 = time.perf_counter()
     trace = Trace()
+    before = stats.snapshot()
     outs = execute(optimized, args, trace)
     t2 = time.perf_counter()
     if o.debug >= 1:
-        _emit(_summary(n, trace, t1 - t0, t2 - t1))
+        after = stats.snapshot()
+        disk = {k: after[k] - before[k] for k in ("compiles", "disk_hits")}
+        _emit(_summary(n, trace, disk, t1 - t0, t2 - t1))
         if o.debug == 2:
             _emit("== HLO after optimization ==\n" + print_module(optimized).rstrip())
         if o.debug >= 4:
@@ -103,16 +106,17 @@ def run_compiled(module: Module, args: list) -> list:
     return outs
 
 
-def _summary(n: int, trace: Trace, passes_s: float, run_s: float) -> str:
+def _summary(n: int, trace: Trace, disk: dict, passes_s: float, run_s: float) -> str:
     ks = trace.kernels
     count = {s: sum(k.status == s for k in ks) for s in ("hit", "miss", "interpreted")}
-    compiled = sum(k.compiled for k in ks)
     lines = [f"lazyarray: materialization {n}: {count['hit'] + count['miss']} kernels "
-             f"({compiled} compiled, {count['hit']} cache hits, {count['miss']} misses), "
-             f"{count['interpreted']} interpreted fusions, {len(trace.updates)} writes; "
+             f"({count['hit']} cache hits, {count['miss']} misses; built "
+             f"{sum(k.compiled for k in ks)}: {disk['compiles']} compiled by Numba, "
+             f"{disk['disk_hits']} loaded from the disk cache), {count['interpreted']} "
+             f"interpreted fusions, {len(trace.updates)} writes; "
              f"passes {passes_s * 1e3:.2f} ms, run {run_s * 1e3:.2f} ms"]
     for k in ks:
-        note = " (compiled)" if k.compiled else ""
+        note = " (built)" if k.compiled else ""
         lines.append(f"  {k.name} kind={k.kind} cache={k.status}{note} "
                      f"{k.seconds * 1e3:.3f} ms signature={k.key}")
     return "\n".join(lines)

@@ -164,9 +164,9 @@ def test_debug_levels_print_what_they_promise(caplog):
     assert _levels(caplog, 0) == ""
     one = _levels(caplog, 1)
     assert "materialization" in one
-    assert "2 kernels (2 compiled, 0 cache hits, 2 misses)" in one
-    assert "kind=loop cache=miss (compiled)" in one
-    assert "kind=input cache=miss (compiled)" in one and " ms signature=" in one
+    assert "2 kernels (0 cache hits, 2 misses; built 2: " in one
+    assert "kind=loop cache=miss (built)" in one
+    assert "kind=input cache=miss (built)" in one and " ms signature=" in one
     assert "HloModule" not in one and "def kernel" not in one
     two = _levels(caplog, 2)
     assert "== HLO after optimization ==" in two and "fusion(" in two
@@ -204,7 +204,8 @@ def test_debug_env_prints_to_stderr_without_logging_setup(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "materialization 1: 1 kernels (1 compiled" in r.stderr
+    assert ("materialization 1: 1 kernels (0 cache hits, 1 misses; built 1: 1 compiled by "
+            "Numba, 0 loaded from the disk cache)") in r.stderr
     assert "== HLO after optimization ==" in r.stderr
     assert "snapshot written to" in r.stderr
     (snap,) = snapshots(str(tmp_path / "d"))
