@@ -109,12 +109,13 @@ def run_compiled(module: Module, args: list) -> list:
 def _summary(n: int, trace: Trace, disk: dict, passes_s: float, run_s: float) -> str:
     ks = trace.kernels
     count = {s: sum(k.status == s for k in ks) for s in ("hit", "miss", "interpreted")}
-    lines = [f"lazyarray: materialization {n}: {count['hit'] + count['miss']} kernels "
-             f"({count['hit']} cache hits, {count['miss']} misses; built "
-             f"{sum(k.compiled for k in ks)}: {disk['compiles']} compiled by Numba, "
-             f"{disk['disk_hits']} loaded from the disk cache), {count['interpreted']} "
-             f"interpreted fusions, {len(trace.updates)} writes; "
-             f"passes {passes_s * 1e3:.2f} ms, run {run_s * 1e3:.2f} ms"]
+    head = (f"lazyarray: materialization {n}: {count['hit'] + count['miss']} kernels "
+            f"({count['hit']} cache hits, {count['miss']} misses; built "
+            f"{sum(k.compiled for k in ks)}: {disk['compiles']} compiled by Numba, "
+            f"{disk['disk_hits']} loaded from the disk cache), {count['interpreted']} "
+            f"interpreted fusions, {len(trace.updates)} writes; "
+            f"passes {passes_s * 1e3:.2f} ms, run {run_s * 1e3:.2f} ms")
+    lines = [head]
     for k in ks:
         note = " (built)" if k.compiled else ""
         lines.append(f"  {k.name} kind={k.kind} cache={k.status}{note} "

@@ -9,12 +9,16 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import assert_like_numpy
 
 import lazyarray as la
 from lazyarray.__main__ import main as cli
 from lazyarray.replay import replay, snapshots
 
-from helpers import assert_like_numpy
+
+def _read(*path):
+    with open(os.path.join(*path)) as f:
+        return f.read()
 
 
 def _program():
@@ -44,7 +48,7 @@ def test_dump_writes_one_snapshot_per_compiling_materialization(tmp_path):
     names = set(os.listdir(snap))
     assert {"before.hlo", "after.hlo", "manifest.json", "input_0.npy", "input_1.npy",
             "output_0.npy", "output_1.npy"} <= names
-    manifest = json.load(open(os.path.join(snap, "manifest.json")))
+    manifest = json.loads(_read(snap, "manifest.json"))
     assert manifest["versions"]["numpy"] == np.__version__
     assert manifest["versions"]["lazyarray"] == la.__version__
     assert "numba" in manifest["versions"]
@@ -54,9 +58,9 @@ def test_dump_writes_one_snapshot_per_compiling_materialization(tmp_path):
     kernels = manifest["kernels"]
     assert len(kernels) == 2 and all(k["compiled"] for k in kernels)
     for k in kernels:  # every kernel's source is there, and is what codegen rendered
-        assert open(os.path.join(snap, k["source"])).read().startswith("def kernel(")
-    assert "fusion(" in open(os.path.join(snap, "after.hlo")).read()
-    assert "fusion(" not in open(os.path.join(snap, "before.hlo")).read()
+        assert _read(snap, k["source"]).startswith("def kernel(")
+    assert "fusion(" in _read(snap, "after.hlo")
+    assert "fusion(" not in _read(snap, "before.hlo")
     # the same program again hits the kernel cache: nothing compiles, nothing is written
     with la.options(eager_threshold=0, dump_dir=str(tmp_path)):
         arrays, _ = _program()
@@ -106,9 +110,10 @@ def test_corrupted_program_reports_mismatch(tmp_path, capsys):
     bad = str(tmp_path / "bad")
     shutil.copytree(snap, bad)
     path = os.path.join(bad, "after.hlo")
-    text = open(path).read()
+    text = _read(path)
     assert " sine(" in text
-    open(path, "w").write(text.replace(" sine(", " cosine("))
+    with open(path, "w") as f:
+        f.write(text.replace(" sine(", " cosine("))
     for backend in ("cpu", "numpy"):
         outcome = replay(bad, backend)
         assert not outcome.ok
@@ -136,9 +141,10 @@ def test_corrupted_recorded_output_reports_mismatch(tmp_path):
 def test_corrupted_dtype_reports_mismatch(tmp_path):
     (snap,) = _dump(tmp_path)
     path = os.path.join(snap, "manifest.json")
-    manifest = json.load(open(path))
+    manifest = json.loads(_read(path))
     manifest["outputs"][1]["dtype"] = "<f4"
-    json.dump(manifest, open(path, "w"))
+    with open(path, "w") as f:
+        json.dump(manifest, f)
     outcome = replay(snap, "numpy")
     assert not outcome.ok and "manifest says f32[30]" in str(outcome)
 
@@ -153,10 +159,10 @@ def test_replay_usage_errors(tmp_path, capsys):
 def _levels(caplog, level):
     la.cache_clear()
     caplog.clear()
-    with caplog.at_level(logging.DEBUG, logger="lazyarray.debug"):
-        with la.options(eager_threshold=0, debug=level):
-            arrays, _ = _program()
-            la.evaluate(*arrays)
+    with caplog.at_level(logging.DEBUG, logger="lazyarray.debug"), \
+            la.options(eager_threshold=0, debug=level):
+        arrays, _ = _program()
+        la.evaluate(*arrays)
     return "\n".join(r.getMessage() for r in caplog.records if r.name == "lazyarray.debug")
 
 
@@ -182,17 +188,16 @@ def test_debug_levels_print_what_they_promise(caplog):
 
 
 def test_debug_level_one_on_the_interpreter(caplog):
-    with caplog.at_level(logging.DEBUG, logger="lazyarray.debug"):
-        with la.options(debug=1):
-            x = la.arange(10.0) * 2
-            x.sum().item()
+    with caplog.at_level(logging.DEBUG, logger="lazyarray.debug"), la.options(debug=1):
+        x = la.arange(10.0) * 2
+        x.sum().item()
     assert "interpreter" in caplog.text and "0 kernels" in caplog.text
 
 
 def test_debug_option_checked():
-    with pytest.raises(ValueError, match="debug must be an int from 0 to 4"):
-        with la.options(debug=5):
-            pass
+    with pytest.raises(ValueError, match="debug must be an int from 0 to 4"), \
+            la.options(debug=5):
+        pass
 
 
 def test_debug_env_prints_to_stderr_without_logging_setup(tmp_path):
@@ -202,7 +207,7 @@ def test_debug_env_prints_to_stderr_without_logging_setup(tmp_path):
     env = dict(os.environ, LAZYARRAY_DEBUG="2", LAZYARRAY_DUMP_DIR=str(tmp_path / "d"),
                LAZYARRAY_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=300)
+                       timeout=300, check=False)
     assert r.returncode == 0, r.stderr
     assert ("materialization 1: 1 kernels (0 cache hits, 1 misses; built 1: 1 compiled by "
             "Numba, 0 loaded from the disk cache)") in r.stderr
