@@ -99,10 +99,14 @@ def run_compiled(module: Module, args: list) -> list:
                 if k.source:
                     _emit(f"== {k.name} source (signature {k.key}) ==\n{k.source.rstrip()}")
     if o.dump_dir and any(k.compiled for k in trace.kernels):
-        path = write_snapshot(o.dump_dir, f"{os.getpid()}-{n:04d}", module, optimized, args,
-                              outs, trace)
-        if o.debug >= 1:
-            _emit(f"lazyarray: snapshot written to {path}")
+        try:
+            path = write_snapshot(o.dump_dir, f"{os.getpid()}-{n:04d}", module, optimized,
+                                  args, outs, trace)
+        except OSError as exc:  # a full disk must not lose the computed result
+            logging.getLogger("lazyarray").warning("lazyarray: no snapshot written: %s", exc)
+        else:
+            if o.debug >= 1:
+                _emit(f"lazyarray: snapshot written to {path}")
     return outs
 
 

@@ -186,7 +186,12 @@ def main(args: list[str]) -> int:
         return 2
     ok = True
     for path in found:
-        outcome = replay(path, ns.backend, ns.rtol)
+        try:
+            outcome = replay(path, ns.backend, ns.rtol)
+        except (OSError, ValueError, KeyError) as exc:  # missing or unreadable files
+            print(f"snapshot {path}: cannot be read: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+            return 2
         print(outcome)
         ok &= outcome.ok
     if len(found) > 1:
