@@ -16,7 +16,6 @@ source, the module's inputs and outputs as ``.npy`` and a ``manifest.json``.
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import os
@@ -35,11 +34,15 @@ from lazyarray.runtime.executor import Trace, execute
 
 log = logging.getLogger("lazyarray.debug")
 SNAPSHOT_FORMAT = 1
-_count = itertools.count(1)
 
 
 def level() -> int:
     return config.get().debug
+
+
+def _number() -> int:
+    """This materialization's number: cache_info()["materializations"] (reset_stats restarts it)."""
+    return stats.snapshot()["materializations"]
 
 
 def active() -> bool:
@@ -61,28 +64,29 @@ def _emit(text: str) -> None:
 def interpreted(order: list) -> None:
     """Level 1 line for a materialization that ran on the reference interpreter."""
     if level() >= 1:
-        _emit(f"lazyarray: materialization {next(_count)}: interpreter "
+        _emit(f"lazyarray: materialization {_number()}: interpreter "
               f"({len(order)} nodes, below eager_threshold or backend='numpy'), 0 kernels")
 
 
-def _optimize(module: Module, lvl: int) -> Module:
+def _optimize(module: Module, lvl: int, n: int) -> Module:
     if lvl < 3:
         from lazyarray.engine import optimize
 
         return optimize(module)
-    _emit("== HLO before the passes ==\n" + print_module(module).rstrip())
+    _emit(f"== materialization {n}: HLO before the passes ==\n" + print_module(module).rstrip())
     for p in PIPELINE:
         module = p(module)
-        _emit(f"== HLO after {p.__name__} ==\n" + print_module(module).rstrip())
+        _emit(f"== materialization {n}: HLO after {p.__name__} ==\n"
+              + print_module(module).rstrip())
     return module
 
 
 def run_compiled(module: Module, args: list) -> list:
     """engine.materialize's compiled path, with the logs and snapshot the options ask for."""
     o = config.get()
-    n = next(_count)
+    n = _number()
     t0 = time.perf_counter()
-    optimized = _optimize(module, o.debug)
+    optimized = _optimize(module, o.debug, n)
     t1 = time.perf_counter()
     trace = Trace()
     before = stats.snapshot()
@@ -93,11 +97,13 @@ def run_compiled(module: Module, args: list) -> list:
         disk = {k: after[k] - before[k] for k in ("compiles", "disk_hits")}
         _emit(_summary(n, trace, disk, t1 - t0, t2 - t1))
         if o.debug == 2:
-            _emit("== HLO after optimization ==\n" + print_module(optimized).rstrip())
+            _emit(f"== materialization {n}: HLO after optimization ==\n"
+                  + print_module(optimized).rstrip())
         if o.debug >= 4:
             for k in trace.kernels:
                 if k.source:
-                    _emit(f"== {k.name} source (signature {k.key}) ==\n{k.source.rstrip()}")
+                    _emit(f"== materialization {n}: {k.name} source (signature {k.key}) ==\n"
+                          + k.source.rstrip())
     if o.dump_dir and any(k.compiled for k in trace.kernels):
         try:
             path = write_snapshot(o.dump_dir, f"{os.getpid()}-{n:04d}", module, optimized,
@@ -153,8 +159,15 @@ def write_snapshot(root: str, name: str, module: Module, optimized: Module, args
     (parameter i of the module), ``output_<i>.npy`` (what this run computed) and
     ``manifest.json`` (versions, options, inputs and outputs, kernels).
     """
-    path = os.path.join(root, name)
-    os.makedirs(path, exist_ok=True)
+    os.makedirs(root, exist_ok=True)
+    path, k = os.path.join(root, name), 1
+    while True:  # counters restart after reset_stats: never overwrite an older snapshot
+        try:
+            os.mkdir(path)
+            break
+        except FileExistsError:
+            k += 1
+            path = os.path.join(root, f"{name}-{k}")
     with open(os.path.join(path, "before.hlo"), "w") as f:
         f.write(print_module(module))
     with open(os.path.join(path, "after.hlo"), "w") as f:

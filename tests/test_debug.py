@@ -177,16 +177,17 @@ def test_debug_levels_print_what_they_promise(caplog):
     assert "kind=input cache=miss (built)" in one and " ms signature=" in one
     assert "HloModule" not in one and "def kernel" not in one
     two = _levels(caplog, 2)
-    assert "== HLO after optimization ==" in two and "fusion(" in two
+    assert ": HLO after optimization ==" in two and "fusion(" in two
     assert "after simplify" not in two and "def kernel" not in two
     three = _levels(caplog, 3)
-    for header in ("== HLO before the passes ==", "== HLO after simplify ==",
-                   "== HLO after dce ==", "== HLO after fuse =="):
-        assert header in three
+    n = la.cache_info()["materializations"]
+    for header in ("HLO before the passes", "HLO after simplify", "HLO after dce",
+                   "HLO after fuse"):
+        assert f"== materialization {n}: {header} ==" in three
     assert "def kernel" not in three
     four = _levels(caplog, 4)
-    assert "== HLO after fuse ==" in four
-    assert four.count("def kernel(") == 2 and "== fusion.1 source (signature" in four
+    assert ": HLO after fuse ==" in four
+    assert four.count("def kernel(") == 2 and ": fusion.1 source (signature" in four
 
 
 def test_debug_level_one_on_the_interpreter(caplog):
@@ -213,7 +214,7 @@ def test_debug_env_prints_to_stderr_without_logging_setup(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ("materialization 1: 1 kernels (0 cache hits, 1 misses; built 1: 1 compiled by "
             "Numba, 0 loaded from the disk cache)") in r.stderr
-    assert "== HLO after optimization ==" in r.stderr
+    assert "== materialization 1: HLO after optimization ==" in r.stderr
     assert "snapshot written to" in r.stderr
     (snap,) = snapshots(str(tmp_path / "d"))
     assert replay(snap, "numpy").ok
@@ -268,3 +269,10 @@ def test_replay_round_trip_random_programs(tmp_path_factory, dtype, shape, data)
     for snap in found:
         outcome = replay(snap, "numpy")
         assert outcome.ok, str(outcome)
+
+
+def test_snapshots_never_overwrite(tmp_path):
+    first = _dump(tmp_path)
+    second = _dump(tmp_path)  # cache_clear restarts the materialization count: same name
+    assert len(first) == 1 and len(second) == 2 and first[0] in second
+    assert all(replay(s, "numpy").ok for s in second)
