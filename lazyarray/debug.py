@@ -136,7 +136,7 @@ def _summary(n: int, trace: Trace, disk: dict, passes_s: float, run_s: float) ->
 # ---- snapshots -------------------------------------------------------------------------------
 
 
-def _versions() -> dict:
+def versions() -> dict:
     import numba
 
     from lazyarray import __version__
@@ -187,7 +187,7 @@ def write_snapshot(root: str, name: str, module: Module, optimized: Module, args
         np.save(os.path.join(path, f"output_{i}.npy"), np.asarray(a), allow_pickle=False)
     manifest = {
         "format": SNAPSHOT_FORMAT,
-        "versions": _versions(),
+        "versions": versions(),
         "options": asdict(config.get()),
         "inputs": [dict(describe(a), file=f"input_{i}.npy") for i, a in enumerate(args)],
         "outputs": [dict(describe(a), file=f"output_{i}.npy") for i, a in enumerate(outs)],

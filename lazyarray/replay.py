@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lazyarray.debug import SNAPSHOT_FORMAT, describe
+from lazyarray.debug import SNAPSHOT_FORMAT, describe, versions
 from lazyarray.ir.interpret import interpret
 from lazyarray.ir.text import parse_module, type_str
 
@@ -74,27 +74,28 @@ def load(path: str) -> tuple[dict, list[np.ndarray]]:
     return manifest, inputs
 
 
-def run(path: str, backend: str = "cpu") -> list[np.ndarray]:
+def _module(path: str, name: str):
+    with open(os.path.join(path, name)) as f:
+        return parse_module(f.read())
+
+
+def run(path: str, backend: str = "cpu", inputs: list | None = None) -> list[np.ndarray]:
     """Run the snapshot's optimized HLO on `backend` ("cpu": compiled kernels; "numpy": the
-    interpreter, fusion by fusion)."""
+    interpreter, fusion by fusion), on its recorded inputs unless `inputs` are given."""
     from lazyarray.config import BACKENDS
     from lazyarray.runtime.executor import execute
 
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
-    _, inputs = load(path)
-    with open(os.path.join(path, "after.hlo")) as f:
-        module = parse_module(f.read())
-    if backend == "numpy":
-        return interpret(module, inputs)
-    return execute(module, inputs)
+    inputs = load(path)[1] if inputs is None else inputs
+    module = _module(path, "after.hlo")
+    return interpret(module, inputs) if backend == "numpy" else execute(module, inputs)
 
 
-def reference(path: str) -> list[np.ndarray]:
+def reference(path: str, inputs: list | None = None) -> list[np.ndarray]:
     """The snapshot's program as lowered (before the passes) on the reference interpreter."""
-    _, inputs = load(path)
-    with open(os.path.join(path, "before.hlo")) as f:
-        return interpret(parse_module(f.read()), inputs)
+    inputs = load(path)[1] if inputs is None else inputs
+    return interpret(_module(path, "before.hlo"), inputs)
 
 
 def replay(path: str, backend: str = "cpu", rtol: float | None = None) -> Outcome:
@@ -122,11 +123,15 @@ def replay(path: str, backend: str = "cpu", rtol: float | None = None) -> Outcom
     out.lines.append("  recorded with " + ", ".join(f"{k} {v[k]}" for k in
                                                     ("lazyarray", "numpy", "numba", "python")
                                                     if k in v) + f" on {v.get('platform', '?')}")
+    now = versions()
+    out.lines.append("  replayed with " + ", ".join(f"{k} {now[k]}" for k in
+                                                    ("lazyarray", "numpy", "numba", "python"))
+                     + f" on {now['platform']}")
     out.lines.append(f"  {len(inputs)} inputs, {len(manifest['outputs'])} outputs, "
                      f"{len(manifest.get('kernels', []))} fusions")
-    want = reference(path)
+    want = reference(path, inputs)
     try:
-        got = run(path, backend)
+        got = run(path, backend, inputs)
     except Exception as exc:  # noqa: BLE001 -- a failing backend is a finding, not a crash
         out.ok = False
         out.lines.append(f"  backend {backend}: FAILED with {type(exc).__name__}: {exc}")
@@ -164,9 +169,6 @@ def snapshots(path: str) -> list[str]:
         return []
     return sorted(os.path.join(path, d) for d in os.listdir(path)
                   if os.path.exists(os.path.join(path, d, "manifest.json")))
-
-
-USAGE = "usage: python -m lazyarray replay DIR [--backend cpu|numpy] [--rtol R]"
 
 
 def main(args: list[str]) -> int:

@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import assert_like_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from helpers import assert_like_numpy
 
 import lazyarray as la
 from lazyarray.__main__ import main as cli
