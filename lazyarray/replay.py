@@ -55,7 +55,7 @@ def _difference(got, want, rtol: float | None) -> str | None:
         return None
     first = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
     return (f"{int(bad.sum())} of {bad.size} elements differ; first at {first}: "
-            f"{got[first]!r} != {want[first]!r}")
+            f"{got[first].item()!r} != {want[first].item()!r}")
 
 
 def _type(d: dict) -> str:
