@@ -49,6 +49,7 @@ from lazyarray._ufuncs import *  # noqa: E402,F403
 from lazyarray.array import Array, _fallback, may_share_memory, shares_memory, ufunc  # noqa: E402
 from lazyarray.config import options  # noqa: E402
 from lazyarray.jit import JitWarning, jit  # noqa: E402
+from lazyarray._visualize import visualize  # noqa: E402
 from lazyarray.runtime.executor import cache_clear as _kernel_cache_clear  # noqa: E402
 
 ndarray = Array

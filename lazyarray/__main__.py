@@ -4,6 +4,7 @@ peers that are installed) on real workloads, side by side (see docs/benchmarks.m
     python -m lazyarray [bench] [--quick] [--json FILE] ...   the side-by-side runner
     python -m lazyarray cache [info|clear]                    the on-disk kernel cache
     python -m lazyarray coverage [--markdown FILE]            native vs fallback NumPy names
+    python -m lazyarray replay DIR [--backend cpu|numpy]      re-run a LAZYARRAY_DUMP_DIR snapshot
 """
 
 import json
@@ -15,6 +16,10 @@ def main(args: list[str]) -> int:
         from lazyarray._coverage import main as coverage
 
         return coverage(args[1:])
+    if args[:1] == ["replay"]:
+        from lazyarray.replay import main as replay
+
+        return replay(args[1:])
     if args[:1] == ["cache"]:
         from lazyarray.runtime import diskcache
 

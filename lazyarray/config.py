@@ -3,6 +3,8 @@
     LAZYARRAY_BACKEND           "cpu" (Numba, default) or "numpy" (the reference interpreter)
     LAZYARRAY_EAGER_THRESHOLD   element count below which the interpreter runs a graph
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
+    LAZYARRAY_DEBUG             0-4: what each materialization logs (docs/debugging.md)
+    LAZYARRAY_DUMP_DIR          every compile writes a replayable snapshot here
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ class Options:
     # measured (docs/performance.md): below ~3e4 elements NumPy's per-op calls beat a kernel launch
     eager_threshold: int = 32_768
     cache_dir: str | None = None
+    debug: int = 0  # 1 kernels and timings, 2 + final HLO, 3 + HLO after each pass, 4 + source
+    dump_dir: str | None = None
 
 
 def _from_env() -> Options:
@@ -31,6 +35,10 @@ def _from_env() -> Options:
         o = replace(o, eager_threshold=int(os.environ["LAZYARRAY_EAGER_THRESHOLD"]))
     if "LAZYARRAY_CACHE_DIR" in os.environ:
         o = replace(o, cache_dir=os.environ["LAZYARRAY_CACHE_DIR"])
+    if "LAZYARRAY_DEBUG" in os.environ:
+        o = replace(o, debug=int(os.environ["LAZYARRAY_DEBUG"] or 0))
+    if os.environ.get("LAZYARRAY_DUMP_DIR"):
+        o = replace(o, dump_dir=os.environ["LAZYARRAY_DUMP_DIR"])
     _check(o)
     return o
 
@@ -40,6 +48,8 @@ def _check(o: Options) -> None:
         raise ValueError(f"unknown backend {o.backend!r}; expected one of {BACKENDS}")
     if o.eager_threshold < 0:
         raise ValueError("eager_threshold must be >= 0")
+    if o.debug not in range(5):
+        raise ValueError(f"debug must be an int from 0 to 4, got {o.debug!r}")
 
 
 _current: contextvars.ContextVar[Options] = contextvars.ContextVar("lazyarray_options",
@@ -63,6 +73,13 @@ def options(**overrides):
         compile on the cpu backend).
     cache_dir : str
         Directory for compiled kernels.
+    debug : int
+        0 (default) to 4: what each materialization logs on the ``lazyarray.debug`` logger
+        (1 kernels and timings, 2 + the optimized HLO, 3 + the HLO after each pass,
+        4 + the generated kernel source).
+    dump_dir : str
+        Directory where every evaluation that compiles a kernel writes a replayable snapshot
+        (``python -m lazyarray replay DIR``).
     """
     new = replace(get(), **overrides)
     _check(new)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lazyarray import config, stats
+from lazyarray import config, debug, stats
 from lazyarray.graph.node import Node, toposort
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import evaluate
@@ -99,13 +99,17 @@ def materialize(nodes: list[Node]) -> None:
             stats.bump("interpreter_runs")
             report = Report(None, None, interpreted=True, planned=False)
             outs = interpret_graph(order, pending)
+            debug.interpreted(order)
         else:
             module, args = lower(pending, order)
             trace = Trace()
-            optimized = optimize(module)
+            if debug.active():  # LAZYARRAY_DEBUG / LAZYARRAY_DUMP_DIR: logs, snapshots
+                optimized, outs = debug.run_compiled(module, args, trace)
+            else:
+                optimized = optimize(module)
+                outs = execute(optimized, args, trace)
             report = Report(module, optimized, trace.kernels, updates=trace.updates,
                             planned=False)
-            outs = execute(optimized, args, trace)
         report.seconds = time.perf_counter() - t0
         report.forced_at = forcing_line()
         _last = report

@@ -905,7 +905,9 @@ def _plot(results: list[CaseResult], path: str) -> str | None:
     ax.set_ylabel("time / numpy time (lower is faster)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    # the format follows the extension (.png, .svg, .pdf); an SVG without a date diffs cleanly
+    meta = {"Date": None} if path.lower().endswith(".svg") else None
+    fig.savefig(path, dpi=120, metadata=meta)
     plt.close(fig)
     return None
 
@@ -932,7 +934,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-explain", dest="explain", action="store_false",
                    help="skip la.explain() kernel counts")
     p.add_argument("--json", metavar="FILE", help="write every measurement as JSON")
-    p.add_argument("--plot", metavar="FILE.png", help="bar chart of the ratios (matplotlib)")
+    p.add_argument("--plot", metavar="FILE",
+                   help="bar chart of the ratios (matplotlib): FILE.png, FILE.svg, ...")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     opts = p.parse_args(argv)
     if opts.sizes is None:

@@ -58,6 +58,8 @@ class KernelRecord:
     reason: str = ""  # why the fusion ends at its roots (passes.fusion.REASONS)
     differs: str = ""  # on a miss: how the nearest cached signature differs
     entry: KernelEntry | None = None
+    seconds: float = 0.0  # wall time of the run (build included), when not dry
+    compiled: bool = False  # this run compiled (or loaded from disk) the kernel
 
     @property
     def hlo(self) -> str:
@@ -242,10 +244,13 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None)
     args += [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
     args += [operands[j] for j in p.src]
     args += p.tail
+    record = None
     if trace is not None:
-        trace.kernels.append(KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"),
-                                          p.entry.key, "hit", p.entry.source, ins.value,
-                                          ins.attr("reason", ""), "", p.entry))
+        record = KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"), p.entry.key,
+                              "hit", p.entry.source, ins.value, ins.attr("reason", ""), "",
+                              p.entry)
+        trace.kernels.append(record)
+        t0 = time.perf_counter()
     stats.bump("hits")
     kernel = p.kernel
     before = len(kernel.overloads)
@@ -259,6 +264,8 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None)
         if value_error is not None:
             raise value_error from None
         raise
+    if record is not None:
+        record.seconds = time.perf_counter() - t0
     return results
 
 
@@ -273,14 +280,28 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
     launch = plan(comp, operands)
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
-    if trace is not None:  # a hit needs a built kernel (explain's plan renders, never builds)
-        status = "interpreted" if entry.source is None or launch.empty else (
-            "hit" if hit and entry.kernel is not None else "miss")
-        trace.kernels.append(KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"),
-                                          entry.key, status, entry.source, comp,
-                                          ins.attr("reason", ""), differs, entry))
+    if trace is None:
+        if dry:
+            return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
+        return _run_fusion(comp, operands, launch, entry, hit, lkey)
+    # a hit needs a built kernel (explain's plan renders, never builds)
+    status = "interpreted" if entry.source is None or launch.empty else (
+        "hit" if hit and entry.kernel is not None else "miss")
+    record = KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"), entry.key, status,
+                          entry.source, comp, ins.attr("reason", ""), differs, entry)
+    trace.kernels.append(record)
     if dry:
         return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
+    record.compiled = not (entry.source is None or launch.empty or entry.kernel)
+    t0 = time.perf_counter()
+    try:
+        return _run_fusion(comp, operands, launch, entry, hit, lkey)
+    finally:
+        record.seconds = time.perf_counter() - t0
+
+
+def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
+                hit: bool, lkey: tuple | None) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return interpret(comp, operands)
