@@ -129,3 +129,4 @@ import lazyarray.fft as fft  # noqa: E402
 import lazyarray.linalg as linalg  # noqa: E402
 import lazyarray.random as random  # noqa: E402
 import lazyarray.testing as testing  # noqa: E402
+import lazyarray.export as export  # noqa: E402

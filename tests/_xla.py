@@ -1,0 +1,33 @@
+"""Compile and run StableHLO text with jaxlib's XLA on the CPU (the export tests' consumer)."""
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")  # in the `test` extra; importorskip only names the module
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+
+from jax._src import xla_bridge  # noqa: E402
+from jax._src.interpreters import mlir  # noqa: E402
+from jax._src.lib import xla_client  # noqa: E402
+from jaxlib.mlir import ir  # noqa: E402
+
+
+def parse(text: str):
+    """Parse with the StableHLO (and func) dialects registered; raises on invalid text."""
+    with mlir.make_ir_context():
+        module = ir.Module.parse(text)
+        assert module.operation.verify()
+        return module
+
+
+def run(text: str, *args) -> list[np.ndarray]:
+    """Parse, compile with XLA for the CPU, run on `args`; the results as NumPy arrays."""
+    backend = xla_bridge.get_backend("cpu")
+    device = backend.devices()[0]
+    with mlir.make_ir_context():
+        module = ir.Module.parse(text)
+        exe = backend.compile_and_load(module, executable_devices=xla_client.DeviceList((device,)),
+                                       compile_options=xla_client.CompileOptions())
+    outs = exe.execute([jax.device_put(np.asarray(a), device) for a in args])
+    return [np.asarray(o) for o in outs]
