@@ -288,7 +288,8 @@ def _arccosh(e, x):
     small = e.ew("log_plus_one", e.ew("add", t, e.ew("sqrt", e.ew(
         "add", e.ew("add", t, t), e.ew("multiply", t, t)))))
     big = e.ew("add", e.ew("log", x), _c(e, LN2, x))
-    return e.select(e.cmp("GT", x, _c(e, _large(x), x)), big, small)
+    res = e.select(e.cmp("GT", x, _c(e, _large(x), x)), big, small)
+    return e.select(e.cmp("LT", x, _c(e, 1, x)), _c(e, np.nan, x), res)
 
 
 def _arctanh(e, x):
@@ -458,7 +459,9 @@ def _nextafter(e, x, y):
 
 
 def _spacing(e, x):
-    toward = _copysign(e, _c(e, np.inf, x), x)
+    # NumPy's float16 loop steps toward +inf for every x; the others away from zero
+    inf = _c(e, np.inf, x)
+    toward = inf if x.dtype == np.float16 else _copysign(e, inf, x)
     res = e.ew("subtract", _nextafter(e, x, toward), x)
     return e.select(e.cmp("EQ", e.ew("abs", x), _c(e, np.inf, x)), _c(e, np.nan, x), res)
 

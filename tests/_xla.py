@@ -1,9 +1,14 @@
-"""Compile and run StableHLO text with jaxlib's XLA on the CPU (the export tests' consumer)."""
+"""Compile and run StableHLO text with jaxlib's XLA on the CPU: the export tests' consumer."""
 
-import numpy as np
-import pytest
+import os
 
-jax = pytest.importorskip("jax")  # in the `test` extra; importorskip only names the module
+# fewer LLVM passes: these modules are tiny, and compiling them is most of the test time
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
+                                   "--xla_llvm_disable_expensive_passes=true")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 
@@ -14,11 +19,11 @@ from jaxlib.mlir import ir  # noqa: E402
 
 
 def parse(text: str):
-    """Parse with the StableHLO (and func) dialects registered; raises on invalid text."""
+    """Parse and verify with the StableHLO and func dialects registered (raises if invalid)."""
     with mlir.make_ir_context():
         module = ir.Module.parse(text)
         assert module.operation.verify()
-        return module
+        return str(module)
 
 
 def run(text: str, *args) -> list[np.ndarray]:
