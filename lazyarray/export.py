@@ -89,6 +89,12 @@ def stablehlo_of(*arrays, params=()) -> str:
         Evaluated arrays that become the function's parameters, in order; every other array
         the graphs read is inlined as a constant. Pending ones are evaluated first.
 
+    Notes
+    -----
+    Build `arrays` under ``lazyarray.options(eager_threshold=0)``: otherwise operations on
+    small arrays run at once (the eager tier) and their results are inlined as constants.
+    A parameter that no graph reads raises ValueError for that reason.
+
     Returns
     -------
     str
@@ -103,8 +109,16 @@ def stablehlo_of(*arrays, params=()) -> str:
         if node.op != "buffer":
             raise ValueError(f"stablehlo export: params[{i}] is a view; pass whole arrays")
         leaves.append(node)
-    return _export([a._node if isinstance(a, Array) else Array(buffer(np.array(a)))._node
-                    for a in arrays], leaves)
+    nodes = [a._node if isinstance(a, Array) else Array(buffer(np.array(a)))._node
+             for a in arrays]
+    _, args = lower(nodes)
+    read = {id(a) for a in args}
+    for i, leaf in enumerate(leaves):
+        if id(leaf.value) not in read:
+            raise ValueError(f"stablehlo export: params[{i}] is not read by the arrays' graphs "
+                             "(computed eagerly? build them under "
+                             "lazyarray.options(eager_threshold=0))")
+    return _export(nodes, leaves)
 
 
 # ---- module -> text ------------------------------------------------------------------------

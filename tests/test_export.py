@@ -300,3 +300,85 @@ def test_emitted_opcodes():
     for case, opcode in expect.items():
         prog, *args = STRUCTURAL[case]
         assert f'"stablehlo.{opcode}"' in la.export.stablehlo(lambda *a: prog(la, *a), *args)
+
+
+# ---- the API: parameters, constants, shapes, errors ---------------------------------------------
+
+
+def test_parameters_are_the_examples_and_constants_are_inlined():
+    table = np.array([1.5, -2.0, 4.0])
+    text = la.export.stablehlo(lambda a, k: (a * table + k, k), np.ones(3), np.int32(7))
+    assert "func.func public @main(%arg0: tensor<3xf64>, %arg1: tensor<i32>)" in text
+    parse(text)  # verifies
+    got = run(text, np.arange(3.0), np.int32(-1))
+    assert_like_numpy(got[0], np.arange(3.0) * table - 1)
+    assert_like_numpy(got[1], np.asarray(np.int32(-1)))
+
+
+def test_stablehlo_of_built_arrays():
+    x = la.asarray(np.arange(6.0).reshape(2, 3))
+    y = la.asarray(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="eager_threshold"):  # tiny work ran at once
+        la.export.stablehlo_of(x * y, params=[x])
+    with la.options(eager_threshold=0):
+        z = (x * y).sum(axis=1)
+        text = la.export.stablehlo_of(z, x ** 2, params=[x])  # y is inlined
+    assert "@main(%arg0: tensor<2x3xf64>)" in text
+    a = np.linspace(0, 1, 6).reshape(2, 3)
+    got = run(text, a)
+    assert_like_numpy(got[0], (a * np.array([1.0, 2.0, 3.0])).sum(axis=1))
+    assert_like_numpy(got[1], a ** 2)
+    # no params: everything is a constant
+    assert_like_numpy(run(la.export.stablehlo_of(z))[0], np.array([8.0, 26.0]))
+
+
+def test_pending_params_are_evaluated_and_views_refused():
+    with la.options(eager_threshold=0):
+        x = la.asarray(np.arange(4.0)) + 1  # pending
+        y = x * 2
+        text = la.export.stablehlo_of(y, params=[x])
+        assert_like_numpy(run(text, np.ones(4))[0], np.full(4, 2.0))
+        with pytest.raises(ValueError, match="view"):
+            la.export.stablehlo_of(x * 2, params=[x[1:]])
+
+
+def test_shapes_empty_and_zero_d():
+    check(lambda xp, a, b: (a + 1, a.sum(axis=0), b * 2, b, xp.concatenate([a, a])),
+          np.zeros((0, 3)), np.float32(2.5))
+
+
+def test_identity_and_repeated_outputs():
+    text = la.export.stablehlo(lambda a: (a, a, a + 0), np.arange(3, dtype=np.int16))
+    got = run(text, np.array([4, 5, 6], np.int16))
+    for g in got:
+        assert_like_numpy(g, np.array([4, 5, 6], np.int16))
+
+
+def test_fn_writing_into_its_input():
+    def prog(xp, a):
+        a = a.copy() if xp is np else a
+        a[1:] = a[:-1] * 2
+        return a + 0
+    check(prog, np.arange(5.0))
+
+
+def test_unsupported_op_names_it():
+    with pytest.raises(UnsupportedOpError, match="gcd"):
+        la.export.stablehlo(lambda a: la.gcd(a, 6), np.arange(4))
+    with pytest.raises(UnsupportedOpError, match="arcsinh.*complex128"):
+        la.export.stablehlo(la.arcsinh, np.ones(2, complex))
+    with pytest.raises(UnsupportedOpError, match="argmax.*complex"):
+        la.export.stablehlo(lambda a: la.argmax(a), np.ones(2, complex))
+
+
+def test_values_computed_while_tracing_are_refused():
+    with pytest.raises(ValueError, match="computed a value while tracing"):
+        la.export.stablehlo(lambda a: a * float(a.sum()), np.ones(3))
+    with pytest.raises(ValueError, match="computed a value while tracing"):
+        la.export.stablehlo(lambda a: a.imag, np.ones(3, complex))  # a NumPy fallback
+
+
+def test_exported_text_is_valid_stablehlo():
+    prog, *args = STRUCTURAL["argmax"]
+    printed = parse(la.export.stablehlo(lambda *a: prog(la, *a), *args))
+    assert "stablehlo.reduce" in printed
