@@ -534,6 +534,49 @@ def _heaviside(e, x, h0):
     return e.select(_isnan(e, x), x, res)
 
 
+def _gcd_abs(e, a, b):
+    """Euclid's algorithm on |a|, |b|, all elements at once: a `while` loop that runs until
+    every remainder is 0."""
+    if _kind(a) == "i":
+        a, b = e.ew("abs", a), e.ew("abs", b)
+    scalar = ((), np.dtype(bool))
+
+    def cond(x, y):
+        zero = _c(e, 0, y)
+        busy = e.cmp("NE", y, zero)
+        if not y.shape:
+            return busy
+        init = e.constant(np.asarray(False))
+        reg = e.region([scalar, scalar], lambda p, q: e.ew("or", p, q))
+        dims = ", ".join(map(str, range(len(y.shape))))
+        return e.op("reduce", [busy, init], (), np.bool_, f"dimensions = array<i64: {dims}>",
+                    reg)
+
+    def body(x, y):
+        zero = _c(e, 0, y)
+        busy = e.cmp("NE", y, zero)
+        safe = e.select(busy, y, _c(e, 1, y))
+        return [e.select(busy, y, x), e.select(busy, e.ew("remainder", x, safe), zero)]
+
+    types = [(a.shape, a.dtype), (b.shape, b.dtype)]
+    regions = e.region(types, cond) + ", " + e.region(types, body)
+    outs = e.op("while", [a, b], [a.shape, b.shape], [a.dtype, b.dtype], region=regions,
+                nresults=2)
+    return outs[0], a, b
+
+
+def _gcd(e, xs, out):
+    return _gcd_abs(e, *xs)[0]
+
+
+def _lcm(e, xs, out):
+    g, a, b = _gcd_abs(e, *xs)
+    zero = _c(e, 0, g)
+    is_zero = e.cmp("EQ", g, zero)
+    lcm = e.ew("multiply", e.ew("divide", a, e.select(is_zero, _c(e, 1, g), g)), b)
+    return e.select(is_zero, zero, lcm)
+
+
 # ---- the table -----------------------------------------------------------------------------
 
 
@@ -616,6 +659,8 @@ RULES = {
     "spacing": _float(_spacing),
     "ldexp": _ldexp,
     "heaviside": _float(_heaviside),
+    "gcd": _gcd,
+    "lcm": _lcm,
     "equal": _compare("EQ"),
     "not_equal": _compare("NE"),
     "less": _compare("LT"),
@@ -644,8 +689,8 @@ RULES = {
     "clip": _clip,
 }
 
-# no StableHLO op sequence here reproduces these (an unbounded loop per element: gcd, lcm)
-UNSUPPORTED = {"gcd": "needs a per-element loop (Euclid)", "lcm": "needs a per-element loop"}
+# table rows with no rule at all (each rule may still refuse some dtypes)
+UNSUPPORTED: dict[str, str] = {}
 
 
 def lower_elementwise(e: Emitter, name: str, xs: list[Value], out: np.dtype) -> Value:

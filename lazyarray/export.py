@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from lazyarray import config, engine, stats
-from lazyarray._export_elementwise import lower_elementwise
+from lazyarray._export_elementwise import _im, _isnan, _re, lower_elementwise
 from lazyarray._export_emit import Emitter, UnsupportedOpError, Value, tensor_type
 from lazyarray.array import Array
 from lazyarray.graph.node import Node, buffer
@@ -243,23 +243,31 @@ def _reduce(e: Emitter, x: Value, dims, name: str, dtype: np.dtype) -> Value:
 
 
 def _argreduce(e: Emitter, x: Value, name: str) -> Value:
-    """argmax/argmin over the last dim: a (value, index) reduce; NaN wins, then the first
-    index."""
-    if x.dtype.kind == "c":
-        raise UnsupportedOpError(f"StableHLO export: 'arg{name}' on {x.dtype} is not supported")
+    """argmax/argmin over the last dim: a (value, index) reduce. As NumPy: the first NaN wins,
+    then the first index of the extreme; complex values compare real part first."""
     if x.dtype.kind == "b":
         x = e.convert(x, np.uint8)
     idx = e.iota(x.shape, len(x.shape) - 1, np.int64)
-    worst = reduce_init("maximum" if name == "max" else "minimum", x.dtype)
+    if x.dtype.kind == "c":
+        worst = complex(-np.inf, -np.inf) if name == "max" else complex(np.inf, np.inf)
+    else:
+        worst = reduce_init("maximum" if name == "max" else "minimum", x.dtype)
     init_v = e.constant(np.asarray(worst, dtype=x.dtype))
     init_i = e.constant(np.asarray(np.iinfo(np.int64).max, dtype=np.int64))
     better = "GT" if name == "max" else "LT"
 
+    def beats(a, b):
+        if x.dtype.kind != "c":
+            return e.cmp(better, a, b)
+        ar, ai, br, bi = _re(e, a), _im(e, a), _re(e, b), _im(e, b)
+        return e.ew("or", e.cmp(better, ar, br),
+                    e.ew("and", e.cmp("EQ", ar, br), e.cmp(better, ai, bi)))
+
     def body(av, ai, bv, bi):
         first = e.cmp("LT", ai, bi)
-        wins = e.ew("or", e.cmp(better, av, bv), e.ew("and", e.cmp("EQ", av, bv), first))
-        if x.dtype.kind == "f":
-            an, bn = e.cmp("NE", av, av), e.cmp("NE", bv, bv)
+        wins = e.ew("or", beats(av, bv), e.ew("and", e.cmp("EQ", av, bv), first))
+        if x.dtype.kind in "fc":
+            an, bn = _isnan(e, av), _isnan(e, bv)
             nan_wins = e.ew("and", an, e.ew("or", e.ew("not", bn), first))
             wins = e.ew("or", nan_wins, e.ew("and", e.ew("and", e.ew("not", an),
                                                               e.ew("not", bn)), wins))
