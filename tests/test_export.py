@@ -380,3 +380,50 @@ def test_exported_text_is_valid_stablehlo():
     prog, *args = STRUCTURAL["argmax"]
     printed = parse(la.export.stablehlo(lambda *a: prog(la, *a), *args))
     assert "stablehlo.reduce" in printed
+
+
+# ---- whole programs (hypothesis) ------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+_BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "fmax", "hypot", "arctan2",
+           "copysign", "logaddexp", "divide", "floor_divide", "remainder"]
+_UNARY = ["sin", "tanh", "abs", "negative", "square", "floor", "exp", "log1p", "arcsinh"]
+
+
+@st.composite
+def _programs(draw):
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    elements = st.floats(-5, 5, width=32)
+    args = [draw(hnp.arrays(dtype, s, elements=elements)) for s in shapes.input_shapes]
+    steps = []
+    for k in range(draw(st.integers(1, 6))):
+        n = 2 + k  # values available: the inputs, then each step's result
+        if draw(st.booleans()):
+            steps.append((draw(st.sampled_from(_BINARY)), draw(st.integers(0, n - 1)),
+                          draw(st.integers(0, n - 1))))
+        else:
+            steps.append((draw(st.sampled_from(_UNARY)), draw(st.integers(0, n - 1))))
+    reduce_axis = draw(st.sampled_from([None, 0, -1]))
+    return args, steps, reduce_axis
+
+
+@given(_programs())
+@settings(max_examples=10)
+def test_random_programs_match_numpy(program):
+    args, steps, reduce_axis = program
+
+    def prog(xp, a, b):
+        vals = [a, b]
+        for name, *idx in steps:
+            f = getattr(xp, "absolute" if name == "abs" else name)
+            vals.append(f(*(vals[i] for i in idx)))
+        out = vals[-1]
+        if reduce_axis is None or out.ndim == 0:
+            return out, out.sum()
+        return out, out.max(axis=reduce_axis)
+
+    check(prog, *args, rtol=1e-4)
