@@ -15,7 +15,7 @@ import numpy as np
 
 from lazyarray import config, engine, stats
 from lazyarray._export_elementwise import _im, _isnan, _re, lower_elementwise
-from lazyarray._export_emit import Emitter, UnsupportedOpError, Value, tensor_type
+from lazyarray._export_emit import Emitter, UnsupportedOpError, Value
 from lazyarray.array import Array
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ir.hlo import Instr, Module
@@ -187,7 +187,7 @@ def _lower(e: Emitter, m: Module, ins: Instr, xs: list[Value], vals: list) -> Va
     if op == "dot":
         return _dot(e, xs[0], xs[1], ins.shape, ins.dtype)
     if op == "update":
-        chain = _concat_of(m, ins)
+        chain = _concat_parts(m, ins)
         if chain is not None:
             return _concatenate(e, m, chain, vals)
         return _update(e, xs[0], xs[1], ins.attr("offset"), ins.attr("strides"))
@@ -472,10 +472,6 @@ def _concat_chains(m: Module) -> set[int]:
     return skip
 
 
-def _concat_of(m: Module, ins: Instr):
-    return _concat_parts(m, ins)
-
-
 def _scalar_const(m: Module, i: int):
     """The value of a broadcast scalar constant at instruction i, else None."""
     ins = m.instrs[i]
@@ -488,7 +484,6 @@ def _concatenate(e: Emitter, m: Module, found, vals: list) -> Value:
     """Whole slabs along one axis: `pad` when all but one slab are one constant, else
     `concatenate`."""
     parts, axis = found
-    index = {id(ins): i for i, ins in enumerate(m.instrs)}
     pieces = [u.operands[1] for u, _, _ in parts]
     consts = [_scalar_const(m, p) for p in pieces]
     computed = [k for k, c in enumerate(consts) if c is None]
@@ -506,9 +501,4 @@ def _concatenate(e: Emitter, m: Module, found, vals: list) -> Value:
     xs = [vals[p] for p in pieces]
     shape = list(xs[0].shape)
     shape[axis] = sum(x.shape[axis] for x in xs)
-    del index
     return e.op("concatenate", xs, shape, xs[0].dtype, f"dimension = {axis} : i64")
-
-
-def _tensor_type(shape, dtype) -> str:  # re-exported for tests and docs
-    return tensor_type(shape, dtype)

@@ -6,16 +6,16 @@ import os
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
                                    "--xla_llvm_disable_expensive_passes=true")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 
-from jax._src import xla_bridge  # noqa: E402
-from jax._src.interpreters import mlir  # noqa: E402
-from jax._src.lib import xla_client  # noqa: E402
-from jaxlib.mlir import ir  # noqa: E402
+from jax._src import xla_bridge
+from jax._src.interpreters import mlir
+from jax._src.lib import xla_client
+from jaxlib.mlir import ir
 
 
 def parse(text: str):
