@@ -317,6 +317,21 @@ def _cosh(e, x):
                 e.ew("divide", half, e.ew("multiply", h, h)))
 
 
+def _hyperbolic(real_rule, name):
+    """sinh/cosh; complex from the real parts: sinh(x+iy) = sinh x cos y + i cosh x sin y,
+    cosh(x+iy) = cosh x cos y + i sinh x sin y."""
+    def rule(e, xs, out):
+        z = xs[0]
+        if _kind(z) != "c":
+            return real_rule(e, z)
+        x, y = _re(e, z), _im(e, z)
+        sh, ch = _sinh(e, x), _cosh(e, x)
+        first, second = (sh, ch) if name == "sinh" else (ch, sh)
+        return _complex(e, e.ew("multiply", first, e.ew("cosine", y)),
+                        e.ew("multiply", second, e.ew("sine", y)))
+    return rule
+
+
 def _hypot(e, x, y):
     ax, ay = e.ew("abs", x), e.ew("abs", y)
     big = e.select(e.cmp("GT", ax, ay), ax, ay)
@@ -636,8 +651,8 @@ RULES = {
     "arctan": _real_only("arctan", _arctan),
     "arctan2": _direct("atan2", "f"),
     "hypot": _float(_hypot),
-    "sinh": _real_only("sinh", _sinh),
-    "cosh": _real_only("cosh", _cosh),
+    "sinh": _hyperbolic(_sinh, "sinh"),
+    "cosh": _hyperbolic(_cosh, "cosh"),
     "tanh": _direct("tanh", "fc"),
     "arcsinh": _real_only("arcsinh", _arcsinh),
     "arccosh": _real_only("arccosh", _arccosh),
