@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import re
+
 import numpy as np
 
 
@@ -130,6 +132,18 @@ class Emitter:
             f"\n{saved_indent}}}"
         self.lines, self._indent = saved_lines, saved_indent
         return text
+
+    def live_lines(self, results: list[Value]) -> list[str]:
+        """The emitted ops that the results depend on (ops are pure: the rest is dead)."""
+        names = re.compile(r"%[A-Za-z0-9_]+")
+        needed = {r.name.split("#")[0] for r in results}
+        keep = []
+        for line in reversed(self.lines):
+            defined = names.match(line.lstrip()).group(0)
+            if defined in needed:
+                keep.append(line)
+                needed.update(n for n in names.findall(line) if n != defined)
+        return keep[::-1]
 
     # ---- constants and shapes --------------------------------------------------------------
 

@@ -147,7 +147,7 @@ def _export(nodes: list[Node], leaves: list[Node]) -> str:
     results = [vals[o] for o in module.outputs]
     head = ", ".join(f"{a.name}: {a.type}" for a in fn_args)
     res_types = ", ".join(r.type for r in results)
-    body = "\n".join(e.lines)
+    body = "\n".join(e.live_lines(results))
     return (f"module @lazyarray_export {{\n  func.func public @main({head}) -> ({res_types}) {{\n"
             f"{body}\n    return {', '.join(r.name for r in results)} : {res_types}\n  }}\n}}\n")
 

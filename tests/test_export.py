@@ -426,3 +426,12 @@ def test_random_programs_match_numpy(program):
         return out, out.max(axis=reduce_axis)
 
     check(prog, *args, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_inlined_constants_are_exact(dt):
+    """Non-splat constants of every dtype (raw bytes; bools as a list), NaN and extremes."""
+    vals = _values(dt, "add", 0)[:6]
+    table = vals[::-1].copy()
+    check(lambda xp, a: (a, xp.asarray(table) if xp is np else la.asarray(table),
+                         xp.zeros((0, 2), dt) + 0), vals)
