@@ -229,11 +229,19 @@ def _combine(name: str):
     return lambda e, a, b: rule(e, [a, b], a.dtype)
 
 
+def _init(name: str, dtype: np.dtype) -> np.ndarray:
+    """The start value of a reduction; complex max/min start below/above every number."""
+    if dtype.kind == "c" and name in ("maximum", "minimum"):
+        inf = -np.inf if name == "maximum" else np.inf
+        return np.asarray(complex(inf, inf), dtype=dtype)
+    return np.asarray(reduce_init(name, dtype), dtype=dtype)
+
+
 def _reduce(e: Emitter, x: Value, dims, name: str, dtype: np.dtype) -> Value:
     if name in ("or", "and") and x.dtype.kind != "b":  # logical reduction in another dtype
         return e.convert(_reduce(e, _convert(e, x, np.dtype(bool)), dims, name, np.dtype(bool)),
                          dtype)
-    init = e.constant(np.asarray(reduce_init(name, x.dtype), dtype=x.dtype))
+    init = e.constant(_init(name, x.dtype))
     combine = _combine(name)
     region = e.region([((), x.dtype), ((), x.dtype)], lambda a, b: combine(e, a, b))
     shape = tuple(n for i, n in enumerate(x.shape) if i not in dims)
@@ -248,11 +256,7 @@ def _argreduce(e: Emitter, x: Value, name: str) -> Value:
     if x.dtype.kind == "b":
         x = e.convert(x, np.uint8)
     idx = e.iota(x.shape, len(x.shape) - 1, np.int64)
-    if x.dtype.kind == "c":
-        worst = complex(-np.inf, -np.inf) if name == "max" else complex(np.inf, np.inf)
-    else:
-        worst = reduce_init("maximum" if name == "max" else "minimum", x.dtype)
-    init_v = e.constant(np.asarray(worst, dtype=x.dtype))
+    init_v = e.constant(_init("maximum" if name == "max" else "minimum", x.dtype))
     init_i = e.constant(np.asarray(np.iinfo(np.int64).max, dtype=np.int64))
     better = "GT" if name == "max" else "LT"
 
@@ -285,7 +289,7 @@ def _scan(e: Emitter, x: Value, name: str) -> Value:
     if not x.shape or x.shape[-1] <= 1:
         return x
     n, r = x.shape[-1], len(x.shape)
-    init = e.constant(np.asarray(reduce_init(name, x.dtype), dtype=x.dtype))
+    init = e.constant(_init(name, x.dtype))
     combine = _combine(name)
     region = e.region([((), x.dtype), ((), x.dtype)], lambda a, b: combine(e, a, b))
     window = ", ".join(["1"] * (r - 1) + [str(n)])

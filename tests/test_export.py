@@ -435,3 +435,22 @@ def test_inlined_constants_are_exact(dt):
     table = vals[::-1].copy()
     check(lambda xp, a: (a, xp.asarray(table) if xp is np else la.asarray(table),
                          xp.zeros((0, 2), dt) + 0), vals)
+
+
+def _finite(dt):
+    vals = _values(dt, "add", 0)
+    if dt.kind in "fc":
+        vals = vals[np.isfinite(vals)]
+    return np.resize(vals, (3, 4)).astype(dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_structural_ops_on_every_dtype(dt):
+    """Reductions, arg-reductions, scans, movement, writes, select and matmul in each dtype."""
+    def prog(xp, a):
+        small = a[:, :2]
+        return (a.sum(axis=0), a.prod(axis=1), a.max(axis=0), a.min(axis=1),
+                xp.argmax(a, axis=1), xp.argmin(a, axis=0), xp.cumsum(a, axis=1),
+                a.T[::-1], xp.concatenate([a, small], axis=1), xp.pad(a, 1),
+                xp.where(a == a[0], a, a[1]), small.T @ small, a.any(axis=0), a.all(axis=1))
+    check(prog, _finite(dt))
