@@ -238,6 +238,8 @@ STRUCTURAL = {
     # scans
     "cumsum": (lambda xp, a: (xp.cumsum(a, axis=0), xp.cumprod(a, axis=1), xp.cumsum(a)), X),
     "cumsum-int": (lambda xp, a: (xp.cumsum(a, axis=1), xp.cumprod(a, axis=0)), I8),
+    "accumulate": (lambda xp, a: (xp.maximum.accumulate(a, axis=1),
+                                  xp.minimum.accumulate(a, axis=0)), XN),
     # dot_general
     "matmul": (lambda xp, a, b: (a @ b.T, a[0] @ b[1], a @ b[0], b.T @ a[:, 1],
                                  xp.matmul(a.reshape(3, 2, 2), b.reshape(3, 2, 2))), X, X),
@@ -377,6 +379,15 @@ def test_values_computed_while_tracing_are_refused():
         la.export.stablehlo(lambda a: a * float(a.sum()), np.ones(3))
     with pytest.raises(ValueError, match="computed a value while tracing"):
         la.export.stablehlo(lambda a: a.imag, np.ones(3, complex))  # a NumPy fallback
+
+
+def test_unknown_instruction_names_it():
+    from lazyarray.graph.node import Node
+
+    x = la.asarray(np.ones(3))
+    odd = Array(Node("mystery", (x._node,), (3,), np.dtype(np.float64)))
+    with pytest.raises(UnsupportedOpError, match="'mystery'"):
+        la.export.stablehlo_of(odd, params=[x])
 
 
 def test_exported_text_is_valid_stablehlo():
