@@ -467,3 +467,17 @@ def test_structural_ops_on_every_dtype(dt):
                 a.T[::-1], xp.concatenate([a, small], axis=1), xp.pad(a, 1),
                 xp.where(a == a[0], a, a[1]), small.T @ small, a.any(axis=0), a.all(axis=1))
     check(prog, _finite(dt))
+
+
+def test_docs_example_is_current():
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "export.md").read_text()
+    start = doc.index("```\nmodule @lazyarray_export") + 4
+    shown = doc[start:doc.index("```", start)]
+
+    def f(x, w):
+        return la.maximum(x @ w, 0).sum(axis=0)
+
+    args = np.zeros((8, 4), np.float32), np.zeros((4, 3), np.float32)
+    assert la.export.stablehlo(f, *args) == shown
