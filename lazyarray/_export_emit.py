@@ -7,9 +7,8 @@ output is plain text that any StableHLO consumer parses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import re
+from dataclasses import dataclass
 
 import numpy as np
 

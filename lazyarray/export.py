@@ -14,8 +14,9 @@ import math
 import numpy as np
 
 from lazyarray import config, engine, stats
-from lazyarray._export_elementwise import _im, _isnan, _re, lower_elementwise
+from lazyarray._export_elementwise import lower_elementwise
 from lazyarray._export_emit import Emitter, UnsupportedOpError, Value
+from lazyarray._export_math import _im, _isnan, _re
 from lazyarray.array import Array
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ir.hlo import Instr, Module
