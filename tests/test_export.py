@@ -481,3 +481,64 @@ def test_docs_example_is_current():
 
     args = np.zeros((8, 4), np.float32), np.zeros((4, 3), np.float32)
     assert la.export.stablehlo(f, *args) == shown
+
+
+_INT_BINARY = ["add", "subtract", "multiply", "floor_divide", "remainder", "fmod", "maximum",
+               "minimum", "bitwise_and", "bitwise_xor", "left_shift", "right_shift", "gcd"]
+_INT_DTYPES = [np.int8, np.int16, np.int64, np.uint8, np.uint32, np.uint64, np.bool_]
+_MOVES = ["T", "flip", "cumsum", "sum0", "slice", "concat", "none"]
+
+
+@st.composite
+def _int_programs(draw):
+    """Integer programs with mixed dtypes (NumPy's promotions insert converts), movement,
+    scans and reductions."""
+    shape = draw(st.sampled_from([(3, 4), (2, 2), (1, 5)]))
+    dts = [draw(st.sampled_from(_INT_DTYPES)) for _ in range(2)]
+    args = [draw(hnp.arrays(dt, shape, elements=hnp.from_dtype(np.dtype(dt), min_value=0,
+                                                               max_value=9)
+                            if np.dtype(dt).kind == "u" else
+                            hnp.from_dtype(np.dtype(dt), min_value=-9, max_value=9)
+                            if np.dtype(dt).kind == "i" else None)) for dt in dts]
+    steps = [(draw(st.sampled_from(_INT_BINARY)), draw(st.integers(0, 1 + k)),
+              draw(st.integers(0, 1 + k)), draw(st.sampled_from(_MOVES)))
+             for k in range(draw(st.integers(1, 4)))]
+    return args, steps
+
+
+def _move(xp, x, how):
+    if how == "T":
+        return x.T.T
+    if how == "flip":
+        return x[::-1, ::-1]
+    if how == "cumsum":
+        return xp.cumsum(x, axis=1)
+    if how == "sum0":
+        return x - x.sum(axis=0, keepdims=True) // 3
+    if how == "slice":
+        return x[:, :1] * x
+    if how == "concat":
+        return xp.concatenate([x[1:], x[:1]], axis=0)
+    return x
+
+
+@given(_int_programs())
+@settings(max_examples=10)
+def test_random_integer_programs_match_numpy(program):
+    args, steps = program
+
+    def prog(xp, a, b):
+        vals = [a, b]
+        for name, i, j, how in steps:
+            x, y = vals[i], vals[j]
+            if name in ("left_shift", "right_shift") and (x.dtype == bool or y.dtype == bool):
+                name = "bitwise_xor"
+            if name in ("subtract", "gcd") and x.dtype == bool and y.dtype == bool:
+                name = "add"
+            if name in ("bitwise_and", "bitwise_xor", "gcd", "left_shift", "right_shift") and \
+                    np.result_type(x.dtype, y.dtype).kind == "f":
+                name = "maximum"  # int64 with uint64 promotes to float64
+            vals.append(_move(xp, getattr(xp, name)(x, y), how))
+        return tuple(vals[2:])
+
+    check(prog, *args)
