@@ -141,6 +141,7 @@ def __getattr__(name: str):
 
 
 # submodules (`import ... as`: a plain `from lazyarray import x` would find __getattr__'s NumPy x)
+import lazyarray.export as export  # noqa: E402
 import lazyarray.fft as fft  # noqa: E402
 import lazyarray.linalg as linalg  # noqa: E402
 import lazyarray.random as random  # noqa: E402
