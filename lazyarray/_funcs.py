@@ -30,9 +30,17 @@ def where(condition, x=None, y=None):
                              a, b, dtype))
 
 
+_UFUNC_KWARGS = frozenset({"where", "casting", "order", "dtype", "subok", "signature"})
+
+
 def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
          max=np._NoValue, **kwargs):
     """Limit the values of `a` to [a_min, a_max], NaN-propagating (see numpy.clip)."""
+    unknown = sorted(set(kwargs) - _UFUNC_KWARGS)
+    if unknown:
+        raise TypeError(f"clip() got an unexpected keyword argument '{unknown[0]}'")
+    if kwargs:  # ufunc options: NumPy's own clip
+        return _fallback(np.clip, a, a_min, a_max, out=out, min=min, max=max, **kwargs)
     lo = a_min if a_min is not np._NoValue else min
     hi = a_max if a_max is not np._NoValue else max
     lo = None if lo is np._NoValue else lo
@@ -190,12 +198,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range of values, max - min, along an axis (see numpy.ptp)."""
+    from lazyarray._reductions import _finish
+
     x = _a(a)
     res = x.max(axis=axis, keepdims=keepdims) - x.min(axis=axis, keepdims=keepdims)
-    if out is not None:
-        out._assign(res)
-        return out
-    return res
+    return _finish(res._node, out, "maximum")
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
@@ -245,44 +252,74 @@ def _nan_reduction(fn, fill, a, axis, dtype, keepdims, **kw):
     return fn(clean, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype else {}), **kw)
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+_NV = np._NoValue
+
+
+def _nan_fallback(np_fn, a, axis, dtype, out, keepdims, **extra):
+    """NumPy's own nan-reduction for the arguments lazyarray does not build (initial=,
+    where=)."""
+    kw = {k: v for k, v in extra.items() if v is not _NV}
+    if dtype is not None:
+        kw["dtype"] = dtype
+    if keepdims is not _NV:
+        kw["keepdims"] = keepdims
+    return _fallback(np_fn, a, axis=axis, out=out, **kw)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Sum treating NaN as zero (see numpy.nansum)."""
     from lazyarray._reductions import sum as f
 
-    return _nan_reduction(f, 0, a, axis, dtype, keepdims, out=out)
+    if initial is not _NV or where is not _NV:
+        return _nan_fallback(np.nansum, a, axis, dtype, out, keepdims, initial=initial,
+                             where=where)
+    return _nan_reduction(f, 0, a, axis, dtype, keepdims is True, out=out)
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Product treating NaN as one (see numpy.nanprod)."""
     from lazyarray._reductions import prod as f
 
-    return _nan_reduction(f, 1, a, axis, dtype, keepdims, out=out)
+    if initial is not _NV or where is not _NV:
+        return _nan_fallback(np.nanprod, a, axis, dtype, out, keepdims, initial=initial,
+                             where=where)
+    return _nan_reduction(f, 1, a, axis, dtype, keepdims is True, out=out)
 
 
-def nanmax(a, axis=None, out=None, keepdims=False, **kw):
+def nanmax(a, axis=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Maximum ignoring NaN (see numpy.nanmax; all-NaN slices use NumPy for its warning)."""
     from lazyarray._reductions import max as f
 
-    return _nan_reduction(f, -np.inf, a, axis, None, keepdims, out=out)
+    if initial is not _NV or where is not _NV:
+        return _nan_fallback(np.nanmax, a, axis, None, out, keepdims, initial=initial,
+                             where=where)
+    return _nan_reduction(f, -np.inf, a, axis, None, keepdims is True, out=out)
 
 
-def nanmin(a, axis=None, out=None, keepdims=False, **kw):
+def nanmin(a, axis=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Minimum ignoring NaN (see numpy.nanmin)."""
     from lazyarray._reductions import min as f
 
-    return _nan_reduction(f, np.inf, a, axis, None, keepdims, out=out)
+    if initial is not _NV or where is not _NV:
+        return _nan_fallback(np.nanmin, a, axis, None, out, keepdims, initial=initial,
+                             where=where)
+    return _nan_reduction(f, np.inf, a, axis, None, keepdims is True, out=out)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NV, *, where=_NV):
     """Mean ignoring NaN (see numpy.nanmean)."""
     from lazyarray import _ufuncs as u
+    from lazyarray._reductions import _finish
 
+    if where is not _NV:
+        return _nan_fallback(np.nanmean, a, axis, dtype, out, keepdims, where=where)
+    keep = keepdims is True
     x = _a(a)
     if x.dtype.kind not in "fc":
-        return x.mean(axis=axis, dtype=dtype, keepdims=keepdims)
+        return x.mean(axis=axis, dtype=dtype, out=out, keepdims=keep)
     ok = ~u.isnan(x)
-    total = nansum(x, axis=axis, dtype=dtype, keepdims=keepdims)
-    return total / ok.sum(axis=axis, keepdims=keepdims)
+    total = nansum(x, axis=axis, dtype=dtype, keepdims=keep)
+    return _finish((total / ok.sum(axis=axis, keepdims=keep))._node, out)
 
 
 def polyval(p, x):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
 
 from lazyarray.array import Array, as_node
@@ -108,7 +111,11 @@ def ndim(a):
 
 def size(a, axis=None):
     a = _arr(a)
-    return a.size if axis is None else a.shape[build.normalize_axis(axis, a.ndim)]
+    if axis is None:
+        return a.size
+    if isinstance(axis, (tuple, list)):
+        return math.prod(a.shape[i] for i in build.normalize_axes(axis, a.ndim))
+    return a.shape[build.normalize_axis(axis, a.ndim)]
 
 
 def atleast_1d(*arys):
@@ -329,18 +336,14 @@ def roll(a, shift, axis=None):
     arr = _arr(a)
     if axis is None:
         return roll(arr.ravel(), shift, 0).reshape(arr.shape)
-    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    if len(shifts) == 1:
-        shifts = shifts * len(axes)
-    if len(axes) == 1 and len(shifts) > 1:
-        axes = axes * len(shifts)
-    if len(shifts) != len(axes):
+    axes = np.lib.array_utils.normalize_axis_tuple(axis, arr.ndim, allow_duplicate=True)
+    shifts = np.asarray(shift) if not isinstance(shift, Array) else np.asarray(shift.tolist())
+    pairs = np.broadcast(shifts, np.asarray(axes))  # ValueError when they do not broadcast
+    if pairs.ndim > 1:
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
     total: dict[int, int] = {}
-    for s, ax in zip(shifts, axes, strict=True):
-        ax = build.normalize_axis(ax, arr.ndim)
-        total[ax] = total.get(ax, 0) + int(s)
+    for s, ax in pairs:
+        total[int(ax)] = total.get(int(ax), 0) + int(s)
     out = arr
     for ax, s in total.items():
         n = out.shape[ax]
@@ -355,7 +358,7 @@ def roll(a, shift, axis=None):
 def tile(A, reps):
     """Repeat an array `reps` times along each axis (see numpy.tile)."""
     a = _arr(A)
-    reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+    reps = tuple(operator.index(r) for r in (reps if np.ndim(reps) else (reps,)))
     nd = max(a.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - a.ndim) + a.shape
@@ -425,6 +428,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     from lazyarray.array import _fallback
 
     a = _arr(array)
+    if np.asarray(pad_width).dtype.kind != "i":
+        raise TypeError("`pad_width` must be of integral type.")
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp).reshape(-1, 2)
                              if np.ndim(pad_width) else np.asarray(pad_width),
                              (a.ndim, 2)) if a.ndim else np.zeros((0, 2), np.intp)

@@ -3,6 +3,8 @@ elementwise work around them still fuses; outer and inner as lazy compositions."
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from lazyarray.array import Array, _fallback, as_node, wrap
@@ -88,9 +90,16 @@ def outer(a, b, out=None):
     return res
 
 
-def vecdot(x1, x2, /, *, axis=-1):
+def vecdot(x1, x2, /, out=None, *, axis=-1, keepdims=False):
     """Vector dot product over an axis, conjugating the first (see numpy.vecdot)."""
+    axis = operator.index(axis)
     x1, x2 = Array(as_node(x1)), Array(as_node(x2))
     if x1.dtype.kind == "c":
         x1 = x1.conj()
-    return (x1 * x2).sum(axis=axis)
+    res = (x1 * x2).sum(axis=axis, keepdims=keepdims)
+    if out is None:
+        return res
+    if out.shape != res.shape:
+        raise ValueError(f"vecdot: out has shape {out.shape}, the result has shape {res.shape}")
+    out._assign(res)
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import builtins
+import operator
 
 import numpy as np
 
@@ -36,22 +37,41 @@ def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VA
             if not keepdims:
                 shape = tuple(n for i, n in enumerate(node.shape) if i not in axes)
             res = build.broadcast_to(build.constant(np.asarray(initial, acc), acc), shape)
-            return _finish(res, out)
+            return _finish(res, out, ufunc.__name__)
     res = build.reduce(src, name, axes, keepdims) if axes else src  # no axes: the input, cast
     if initial is not _NO_VALUE:
         res = build.elementwise({"add": "add", "multiply": "multiply", "maximum": "maximum",
                                  "minimum": "minimum", "or": "logical_or",
                                  "and": "logical_and"}[name], res, initial)
         res = build.convert(res, acc)
-    return _finish(res, out)
+    return _finish(res, out, ufunc.__name__)
 
 
-def _finish(node: Node, out) -> Array:
+def _finish(node: Node, out, op: str = "add") -> Array:
+    """The result as an Array, or written into `out` (which must have the result's shape).
+
+    `op` names the operation in NumPy's error messages: a ufunc name (a reduction),
+    ``"argmax"``/``"argmin"``, or ``"accumulate"`` (a scan).
+    """
     result = wrap(node)
     if out is not None:
+        if out.shape != result.shape:
+            raise ValueError(_out_mismatch(op, out.shape, result.shape))
         out._assign(result, casting="unsafe")
         return out
     return result
+
+
+def _out_mismatch(op: str, got: tuple, want: tuple) -> str:
+    if op in ("argmax", "argmin"):
+        return f"output array does not match result of np.{op}."
+    if op == "accumulate":
+        return "provided out is the wrong size for the accumulation."
+    if len(got) != len(want):
+        return (f"output parameter for reduction operation {op} has the wrong number of "
+                f"dimensions: Found {len(got)} but expected {len(want)}")
+    return (f"output parameter for reduction operation {op} has shape {got}, expected "
+            f"{want}")
 
 
 def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
@@ -100,12 +120,12 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 def argmax(a, axis=None, out=None, *, keepdims=False):
     """Indices of the maximum values (first occurrence; NaN wins) (see numpy.argmax)."""
-    return _finish(build.argreduce(as_node(a), "max", axis, keepdims), out)
+    return _finish(build.argreduce(as_node(a), "max", axis, keepdims), out, "argmax")
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """Indices of the minimum values (first occurrence; NaN wins) (see numpy.argmin)."""
-    return _finish(build.argreduce(as_node(a), "min", axis, keepdims), out)
+    return _finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
 
 
 def _count(node: Node, axis) -> int:
@@ -180,12 +200,14 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:
     node = as_node(a)
+    if axis is not None:
+        axis = operator.index(axis)
     acc = reduce_dtype(ufunc, node.dtype, None if dtype is None else np.dtype(dtype))
     if axis is not None:
         build.normalize_axis(axis, len(node.shape))
     elif not node.shape:
         node = build.reshape(node, (1,))
-    return _finish(build.scan(build.convert(node, acc), name, axis), out)
+    return _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -198,8 +220,21 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _scan("multiply", np.multiply, a, axis, dtype, out)
 
 
+def _one_axis(x, axis):
+    """cumulative_*: a one-axis tuple is that axis (NumPy checks the range first)."""
+    if isinstance(axis, (tuple, list)):
+        ndim = builtins.max(x.ndim if isinstance(x, Array) else np.ndim(x), 1)
+        for ax in axis:
+            build.normalize_axis(ax, ndim)
+        if len(axis) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        axis = axis[0]
+    return axis
+
+
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """Array API cumulative sum (see numpy.cumulative_sum)."""
+    axis = _one_axis(x, axis)
     if include_initial or (axis is None and np.ndim(x) > 1 if not isinstance(x, Array)
                            else axis is None and x.ndim > 1):
         return _fallback(np.cumulative_sum, x, axis=axis, dtype=dtype,
@@ -209,6 +244,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fal
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """Array API cumulative product (see numpy.cumulative_prod)."""
+    axis = _one_axis(x, axis)
     if include_initial or (axis is None and (x.ndim if isinstance(x, Array) else np.ndim(x)) > 1):
         return _fallback(np.cumulative_prod, x, axis=axis, dtype=dtype,
                          include_initial=include_initial)
@@ -224,4 +260,4 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     acc = reduce_dtype(uf._np, node.dtype, None if dtype is None else np.dtype(dtype)) if \
         name in ("add", "multiply") else (np.dtype(dtype) if dtype is not None else node.dtype)
     build.normalize_axis(axis, len(node.shape))
-    return _finish(build.scan(build.convert(node, acc), name, axis), out)
+    return _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")

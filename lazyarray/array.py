@@ -140,6 +140,8 @@ class ufunc:
                                          *(None,) * self.nout))
             return _fallback(self._np, *args, out=out, dtype=dtype, where=where,
                              casting=casting, **kwargs)
+        if self.nout > 1 and out is not None and not isinstance(out, tuple):
+            raise TypeError("'out' must be a tuple of arrays")
         ops = [operand(a) for a in args]
         dt = None if dtype is None else np.dtype(dtype)
         results = tuple(wrap(build.elementwise(r, *ops, dtype=dt)) for r in self._rows)
