@@ -110,6 +110,24 @@ def cache_info() -> dict:
     return _stats.snapshot()
 
 
+def wait_compiles(timeout: float | None = None) -> bool:
+    """Wait for the kernels being built in the background (``options(background_compile=True)``).
+
+    Parameters
+    ----------
+    timeout : float, optional
+        Seconds to wait for each build in flight; None waits until they are done.
+
+    Returns
+    -------
+    bool
+        True when no build is left in flight.
+    """
+    from lazyarray.runtime import background
+
+    return background.wait(timeout)
+
+
 def reset_stats() -> None:
     """Reset the counters of `cache_info` (the kernel caches are kept)."""
     _stats.reset()

@@ -5,6 +5,7 @@
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
     LAZYARRAY_DEBUG             0-4: what each materialization logs (docs/debugging.md)
     LAZYARRAY_DUMP_DIR          every compile writes a replayable snapshot here
+    LAZYARRAY_BACKGROUND_COMPILE  1: build kernels in a background thread, interpret meanwhile
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Options:
     cache_dir: str | None = None
     debug: int = 0  # 1 kernels and timings, 2 + final HLO, 3 + HLO after each pass, 4 + source
     dump_dir: str | None = None
+    background_compile: bool = False  # build kernels off-thread; the interpreter answers meanwhile
 
 
 def _from_env() -> Options:
@@ -39,6 +41,9 @@ def _from_env() -> Options:
         o = replace(o, debug=int(os.environ["LAZYARRAY_DEBUG"] or 0))
     if os.environ.get("LAZYARRAY_DUMP_DIR"):
         o = replace(o, dump_dir=os.environ["LAZYARRAY_DUMP_DIR"])
+    if os.environ.get("LAZYARRAY_BACKGROUND_COMPILE"):
+        o = replace(o, background_compile=os.environ["LAZYARRAY_BACKGROUND_COMPILE"] not in
+                    ("0", "false", "False", "no"))
     _check(o)
     return o
 
@@ -80,6 +85,11 @@ def options(**overrides):
     dump_dir : str
         Directory where every evaluation that compiles a kernel writes a replayable snapshot
         (``python -m lazyarray replay DIR``).
+    background_compile : bool
+        Build a kernel that is not in the cache (compiled, or loaded from the disk cache) in a
+        background thread; until it is ready, its fusion runs on the NumPy interpreter. The
+        first call of a program then costs about what NumPy costs instead of a compile;
+        `lazyarray.wait_compiles()` waits for the builds in flight.
     """
     new = replace(get(), **overrides)
     _check(new)

@@ -84,4 +84,20 @@ def launch(kernel, args) -> str:
     return ""
 
 
+def build(kernel, args) -> str:
+    """Compile (or load from disk) the specialization of `kernel` for `args` without running
+    it; "compiled", "disk", or "" when it already existed."""
+    sig = tuple(numba.typeof(a) for a in args)
+    before = len(kernel.overloads)
+    hits = sum(kernel.stats.cache_hits.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", numba.NumbaWarning)
+        kernel.compile(sig)
+    if len(kernel.overloads) == before:
+        return ""
+    disk = sum(kernel.stats.cache_hits.values()) > hits
+    stats.bump("disk_hits" if disk else "compiles")
+    return "disk" if disk else "compiled"
+
+
 _seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> argument kinds

@@ -31,18 +31,34 @@ def version_tag() -> str:
     """Everything that changes machine code for the same kernel source: the versions, and the
     scalar helpers kernels call (Numba's cache does not see changes in called modules)."""
     import hashlib
-
-    import llvmlite
-    import numba
+    import importlib.util
 
     from lazyarray import __version__
-    from lazyarray.backends import numba_scalar
     from lazyarray.codegen.cpu import CODEGEN_VERSION
 
-    with open(numba_scalar.__file__, "rb") as f:
+    # read, not imported: importing Numba here would cost a first call ~0.5 s
+    numba_version, llvmlite_version = _dist_version("numba"), _dist_version("llvmlite")
+    helpers_path = importlib.util.find_spec("lazyarray.backends.numba_scalar").origin
+    with open(helpers_path, "rb") as f:
         helpers = hashlib.sha256(f.read()).hexdigest()[:8]
-    return (f"lazyarray-{__version__}-numba{numba.__version__}-llvmlite{llvmlite.__version__}"
+    return (f"lazyarray-{__version__}-numba{numba_version}-llvmlite{llvmlite_version}"
             f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}")
+
+
+def _dist_version(name: str) -> str:
+    """An installed distribution's version, from its .dist-info folder name (fast), else from
+    importlib.metadata."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is not None and spec.origin:
+        site = os.path.dirname(os.path.dirname(spec.origin))
+        found = glob.glob(os.path.join(site, f"{name}-*.dist-info"))
+        if len(found) == 1:
+            return os.path.basename(found[0])[len(name) + 1:-len(".dist-info")]
+    import importlib.metadata
+
+    return importlib.metadata.version(name)
 
 
 def base_dir() -> str:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lazyarray import stats
+from lazyarray import config, stats
+from lazyarray.runtime import background
 from lazyarray.codegen.cpu import CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode, render
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
@@ -43,6 +44,7 @@ class KernelEntry:
     reason: str = ""  # why the code generator declined
     compile_s: float = 0.0  # seconds to compile (or load from disk) this process
     origin: str = ""  # "compiled" | "disk" once built
+    building: object = None  # a background build in flight (options(background_compile=True))
 
 
 @dataclass
@@ -307,6 +309,14 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
         return interpret(comp, operands)
     stats.bump("hits" if hit else "misses")
     results, head, tail = _kernel_args(comp, launch)
+    if entry.kernel is None and config.get().background_compile:
+        if entry.building is None:
+            entry.building = background.submit(_build, entry, launch,
+                                               [*head, *launch.arrays, *tail],
+                                               diskcache.cache_dir())
+        if not entry.building.done.is_set():  # not ready: the interpreter answers meanwhile
+            stats.bump("background_interpreted")
+            return interpret(comp, operands)
     fresh = [(a.shape, a.flat[0], a.dtype) for a in head[len(results):]]  # partials' inits
     for attempt in (0, 1):
         try:
@@ -358,6 +368,20 @@ def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray
     return (m.instrs[o].opcode not in ("parameter", "constant") and last_use[o] == i
             and o not in m.outputs and isinstance(value, np.ndarray) and value.flags.owndata
             and value.flags.writeable and value.flags.c_contiguous)
+
+
+def _build(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
+    """Background job: import (or write) the kernel module and compile the specialization
+    this launch needs; the kernel is published only once it is ready to run."""
+    from lazyarray.backends import numba_cpu
+
+    kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
+    diskcache.evict(path)
+    chosen = kernel[0] if math.prod(launch.sizes) >= PARALLEL_MIN else kernel[1]
+    t0 = time.perf_counter()
+    entry.origin = numba_cpu.build(chosen, args)
+    entry.compile_s += time.perf_counter() - t0
+    entry.kernel = kernel
 
 
 def _launch(entry: KernelEntry, launch: Launch, args: list) -> None:
