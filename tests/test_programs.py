@@ -3,7 +3,8 @@
 Hypothesis draws 2-4 input arrays of mutually broadcastable shapes
 (float64/float32/int64) and a list of 10-30 steps (elementwise ops, Python
 scalar constants, reductions with keepdims and broadcasting back, slicing,
-transposes, reshapes, where/clip, astype).  Each step names its operands by
+transposes, reshapes, where/clip, astype, matmul, cumsum/cumprod, slice
+assignment into a copy, and in-place operators written through a view).  Each step names its operands by
 raw integers that are resolved against the values available at that point,
 so every drawn list is a valid program and hypothesis can shrink it step by
 step.  lazyarray builds the whole program without evaluating anything, then
@@ -100,6 +101,12 @@ def programs(draw):
         st.builds(Step, st.just("clip"), st.just(""), st.tuples(raw, st.sampled_from([-1.0, 0, -2]),
                                                               st.sampled_from([0.5, 2, 3.0]))),
         st.builds(Step, st.just("astype"), st.sampled_from(["float64", "float32"]), st.tuples(raw)),
+        st.builds(Step, st.just("matmul"), st.just(""), st.tuples(raw, raw)),
+        st.builds(Step, st.just("cumsum"), st.sampled_from(["cumsum", "cumprod"]), st.tuples(raw, raw)),
+        st.builds(Step, st.just("setslice"), st.just(""),
+                  st.tuples(raw, raw, raw, raw, st.sampled_from([1, 2, -1, 3]), raw)),
+        st.builds(Step, st.just("iop"), st.sampled_from(["+=", "*=", "-="]),
+                  st.tuples(raw, raw, raw, raw, st.sampled_from([1, 2, -1]), raw)),
     )
     steps = draw(st.lists(step, min_size=10, max_size=30), label="steps")
     return Program(inputs, steps)
@@ -153,21 +160,32 @@ def resolve(step, shapes, dtypes):
     if k == "slice":
         if len(si) == 0:
             return ("index", "", (i, Ellipsis))
-        ax = a[1] % len(si)
-        size = si[ax]
-        start = a[2] % size
-        length = 1 + a[3] % size
-        st_ = a[4]
-        if st_ > 0:
-            sl = slice(start, start + length * st_, st_)
-        else:
-            first = size - 1 - start
-            stop = first - length * -st_
-            sl = slice(first, None if stop < 0 else stop, st_)
-        idx = (slice(None),) * ax + (sl,)
+        idx = _slice_key(si, a)
         if a[3] % 5 == 0:
             idx = idx + (None,)  # sometimes insert an axis as well
         return ("index", "", (i, idx))
+    if k == "matmul":
+        cands = [j for j in range(n) if _matmul_shape(si, shapes[j]) is not None
+                 and _fits(_matmul_shape(si, shapes[j]))]
+        if not cands:
+            return None
+        return ("matmul", "", (i, cands[a[1] % len(cands)]))
+    if k == "cumsum":
+        if step.op == "cumprod" and dtypes[i].kind == "i":
+            return None  # integer products overflow into noise fast
+        axis = None if not si or a[1] % (len(si) + 1) == len(si) else a[1] % len(si) - len(si) * (a[1] % 2)
+        return ("cumsum", step.op, (i, axis))
+    if k in ("setslice", "iop"):
+        if len(si) == 0:
+            return None
+        idx = _slice_key(si, a)
+        target = np.empty(si)[idx].shape
+        cands = [j for j in range(n) if _broadcast(shapes[j], target) == target]
+        if k == "iop" and a[5] % 3 == 0:
+            return ("iop", step.op, (i, idx, None))  # with a Python scalar
+        if not cands:
+            return None
+        return (k, step.op, (i, idx, cands[a[5] % len(cands)]))
     if k == "transpose":
         nd = len(si)
         if nd < 2:
@@ -187,6 +205,29 @@ def resolve(step, shapes, dtypes):
         if dtypes[i].kind == "f" or step.op.startswith("float"):
             return ("astype", step.op, (i,))
     return None
+
+
+def _slice_key(si, a):
+    """A basic index slicing one axis of shape `si`, drawn from the raw integers `a`."""
+    ax = a[1] % len(si)
+    size = si[ax]
+    start = a[2] % size
+    length = 1 + a[3] % size
+    st_ = a[4]
+    if st_ > 0:
+        sl = slice(start, start + length * st_, st_)
+    else:
+        first = size - 1 - start
+        stop = first - length * -st_
+        sl = slice(first, None if stop < 0 else stop, st_)
+    return (slice(None),) * ax + (sl,)
+
+
+def _matmul_shape(s1, s2):
+    try:
+        return np.matmul(np.empty(s1), np.empty(s2)).shape
+    except ValueError:
+        return None
 
 
 def code_line(k, instr):
@@ -217,6 +258,15 @@ def code_line(k, instr):
         return f"v{k} = xp.clip({v(p[0])}, {p[1]!r}, {p[2]!r})"
     if kind == "astype":
         return f"v{k} = {v(p[0])}.astype({op!r})"
+    if kind == "matmul":
+        return f"v{k} = {v(p[0])} @ {v(p[1])}"
+    if kind == "cumsum":
+        return f"v{k} = xp.{op}({v(p[0])}, axis={p[1]})"
+    if kind == "setslice":
+        return f"v{k} = {v(p[0])}.copy(); v{k}[{p[1]!r}] = {v(p[2])}"
+    if kind == "iop":
+        rhs = "2" if p[2] is None else v(p[2])
+        return f"v{k} = {v(p[0])}.copy(); view = v{k}[{p[1]!r}]; view {op} {rhs}"
     return f"v{k} = ?{instr}"
 
 
@@ -280,6 +330,25 @@ def execute(xp, instr, vals, perturb=None):
         return xp.clip(vals[p[0]], p[1], p[2])
     if kind == "astype":
         return vals[p[0]].astype(op)
+    if kind == "matmul":
+        return pt(vals[p[0]] @ vals[p[1]])
+    if kind == "cumsum":
+        return pt(getattr(xp, op)(vals[p[0]], axis=p[1]))
+    if kind == "setslice":
+        w = vals[p[0]].copy()
+        w[p[1]] = vals[p[2]]
+        return w
+    if kind == "iop":
+        w = vals[p[0]].copy()
+        view = w[p[1]]  # a write through a view: w sees it
+        rhs = 2 if p[2] is None else vals[p[2]]
+        if op == "+=":
+            view += rhs
+        elif op == "*=":
+            view *= rhs
+        else:
+            view -= rhs
+        return pt(w) if perturb is not None else w
     raise AssertionError(instr)
 
 
