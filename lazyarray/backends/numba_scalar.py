@@ -10,7 +10,7 @@ import math
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 from numba.np.numpy_support import as_dtype
 
 
@@ -269,4 +269,61 @@ def _spacing(x):
         if x != x or x == inf or x == -inf:
             return x - x
         return np.nextafter(x, inf if x >= 0 else -inf) - x
+    return impl
+
+
+# ---- exp without a libm call, so LLVM vectorizes the loop around it -------------------------
+# x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2 in two parts, n*LN2_HI exact), exp(r) by its
+# Taylor polynomial to degree 13 (truncation below 1e-17 relative), and 2**n built from its bits
+# as two factors so that subnormal results (n < -1022) and n = 1024 scale correctly. Measured
+# against NumPy on 4 million arguments over [-750, 750] and the edges: at most 1 ulp apart, and
+# the same inf/0/NaN/subnormal results (tests/test_elementwise.py checks it).
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_EXP_C = tuple(1.0 / math.factorial(k) for k in range(2, 14))
+
+
+@intrinsic
+def _bits_as_float64(typingctx, bits):
+    """The float64 whose IEEE bits are the int64 `bits` (a register move, vectorizable)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    return types.float64(types.int64), codegen
+
+
+def exp(x):
+    return np.exp(x)
+
+
+@overload(exp)
+def _exp(x):
+    if not isinstance(x, types.Float):
+        return lambda x: np.exp(x)
+    c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = _EXP_C
+    out = as_dtype(x).type
+
+    def impl(x):
+        v = np.float64(x)
+        xc = min(max(v, -746.0), 710.0)  # beyond: 0 and inf (and n stays in int range)
+        n = np.floor(xc * _LOG2E + 0.5)
+        r = (xc - n * _LN2_HI) - n * _LN2_LO
+        p = c13
+        p = p * r + c12
+        p = p * r + c11
+        p = p * r + c10
+        p = p * r + c9
+        p = p * r + c8
+        p = p * r + c7
+        p = p * r + c6
+        p = p * r + c5
+        p = p * r + c4
+        p = p * r + c3
+        p = p * r + c2
+        p = (p * r) * r + r + 1.0
+        k = np.int64(n)
+        half = k >> 1
+        res = p * _bits_as_float64((half + 1023) << 52) * _bits_as_float64((k - half + 1023) << 52)
+        return out(res if v == v else v)
     return impl

@@ -84,7 +84,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("square",              "square"),
     _ew("sqrt",                "sqrt",                  E),
     _ew("cbrt",                "cbrt",                  E),
-    _ew("exp",                 "exponential",           E),
+    _ew("exp",                 "exponential",           E, "_h.exp({0})"),
     _ew("exp2",                "exponential2",          E),
     _ew("expm1",               "exponential-minus-one", E),
     _ew("log",                 "log",                   E),
