@@ -1,6 +1,7 @@
 """Options: environment variables at import, `options(...)` context manager to override.
 
-    LAZYARRAY_BACKEND           "cpu" (Numba, default) or "numpy" (the reference interpreter)
+    LAZYARRAY_BACKEND           "cpu" (Numba, default), "numpy" (the reference interpreter) or
+                                "dask" (chunk tasks of a Dask graph: docs/dask.md)
     LAZYARRAY_EAGER_THRESHOLD   element count below which the interpreter runs a graph
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
 """
@@ -12,7 +13,7 @@ import contextvars
 import os
 from dataclasses import dataclass, replace
 
-BACKENDS = ("cpu", "numpy")
+BACKENDS = ("cpu", "numpy", "dask")
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Options:
     # measured (docs/performance.md): below ~3e4 elements NumPy's per-op calls beat a kernel launch
     eager_threshold: int = 32_768
     cache_dir: str | None = None
+    chunks: object = "auto"  # dask backend: how NumPy inputs are chunked (docs/dask.md)
 
 
 def _from_env() -> Options:
@@ -56,13 +58,18 @@ def options(**overrides):
 
     Parameters
     ----------
-    backend : {"cpu", "numpy"}
-        Where materialization runs: Numba kernels, or NumPy's reference interpreter.
+    backend : {"cpu", "numpy", "dask"}
+        Where materialization runs: Numba kernels, NumPy's reference interpreter, or chunk
+        tasks of a Dask graph (the same Numba kernels per chunk; see docs/dask.md).
     eager_threshold : int
         Graphs whose largest array has fewer elements run on the interpreter (0: always
         compile on the cpu backend).
     cache_dir : str
         Directory for compiled kernels.
+    chunks : int, str, tuple or dict
+        dask backend: chunks of the NumPy inputs, as `dask.array.from_array` takes them
+        ("auto", a block size, a dict {axis: size}); a tuple applies to an input's trailing
+        axes, as broadcasting aligns them. Inputs that are dask arrays keep their chunks.
     """
     new = replace(get(), **overrides)
     _check(new)

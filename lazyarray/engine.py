@@ -82,17 +82,34 @@ def materialize(nodes: list[Node]) -> None:
             return
         stats.bump("materializations")
         order = toposort(pending)
+        dask_backend = _dask_backend(order)
         if _use_interpreter(order):
             stats.bump("interpreter_runs")
             outs = interpret_graph(order, pending)
         else:
             module, args = lower(pending, order)
-            outs = execute(optimize(module), args)
+            run = execute if dask_backend is None else dask_backend.compute
+            outs = run(optimize(module), args)
         for node, value in zip(pending, outs, strict=True):
             value = np.asarray(value)
             if value.dtype != node.dtype:  # the interpreter's NumPy call may widen a 0-d result
                 value = value.astype(node.dtype)
             node.realize(value)
+
+
+def _dask_backend(order: list[Node]):
+    """The dask backend module when it runs this graph, else None (after computing any dask
+    leaves of the graph: the other tiers take NumPy buffers)."""
+    if config.get().backend == "dask" and not _use_interpreter(order):
+        from lazyarray.backends import dask_backend
+
+        return dask_backend
+    import sys
+
+    mod = sys.modules.get("lazyarray.backends.dask_backend")
+    if mod is not None and mod.foreign_leaves:
+        mod.resolve_leaves(order)
+    return None
 
 
 @dataclass

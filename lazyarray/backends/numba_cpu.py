@@ -59,7 +59,18 @@ def compile_kernel(key: str, source: str, cache_dir: str):
     return module.kernel, module.kernel_serial
 
 
+_first_call = threading.Lock()
+
+
 def launch(kernel, args) -> None:
+    if not kernel.overloads:  # the first call compiles: one thread does, the others wait
+        with _first_call:
+            _counted_call(kernel, args)
+    else:
+        _counted_call(kernel, args)
+
+
+def _counted_call(kernel, args) -> None:
     before = len(kernel.overloads)
     hits = sum(kernel.stats.cache_hits.values())
     with warnings.catch_warnings():

@@ -126,7 +126,10 @@ def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list]:
     return results, args
 
 
-def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> list:
+def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
+               serial: bool = False) -> list:
+    """Run one fusion on NumPy operands (`serial`: never the parallel kernel, for callers that
+    already run one fusion per thread, such as the dask backend's chunk tasks)."""
     comp: Module = ins.value
     launch = plan(comp, operands)
     entry, hit = _entry(comp, launch)
@@ -145,7 +148,7 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
     results, args = _kernel_args(comp, launch)
     for attempt in (0, 1):
         try:
-            _launch(entry, launch, args)
+            _launch(entry, launch, args, serial)
             return results
         except Exception as exc:
             value_error = _value_error(exc)
@@ -186,16 +189,21 @@ def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray
             and value.flags.writeable and value.flags.c_contiguous)
 
 
-def _launch(entry: KernelEntry, launch: Launch, args: list) -> None:
+_compile_lock = threading.Lock()  # threads launching one new kernel build it once
+
+
+def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False) -> None:
     from lazyarray.backends import numba_cpu
 
     if entry.kernel is None:
-        path = diskcache.cache_dir()
-        entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
-        diskcache.evict(path)
+        with _compile_lock:
+            if entry.kernel is None:
+                path = diskcache.cache_dir()
+                entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
+                diskcache.evict(path)
     parallel, serial = entry.kernel
     work = math.prod(launch.sizes)
-    numba_cpu.launch(parallel if work >= PARALLEL_MIN else serial, args)
+    numba_cpu.launch(parallel if work >= PARALLEL_MIN and not serial_only else serial, args)
 
 
 def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
