@@ -353,7 +353,8 @@ def _trim(chunks: tuple[int, ...], width: int) -> tuple[int, ...]:
         if not out[-1] and len(out) > 1:
             out.pop()
     if len(out) > 1 and out[-1] < cut_width:  # a sliver: join it to its neighbour
-        out[-2] += out.pop()
+        last = out.pop()
+        out[-1] += last
     return tuple(out)
 
 
