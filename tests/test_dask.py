@@ -5,6 +5,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lazyarray as la
 from lazyarray.backends import dask_backend
@@ -64,10 +66,15 @@ PROGRAMS = {
 }
 
 
+@pytest.fixture(scope="module")
+def kernel_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("kernels"))  # fresh per run, shared by this module
+
+
 @pytest.fixture
-def threaded(tmp_path):
-    with la.options(backend="dask", chunks=(10, 6), eager_threshold=0,
-                    cache_dir=str(tmp_path)), dask.config.set(scheduler="threads"):
+def threaded(kernel_dir):
+    with la.options(backend="dask", chunks=(10, 6), eager_threshold=0, cache_dir=kernel_dir), \
+            dask.config.set(scheduler="threads"):
         yield
 
 
@@ -77,6 +84,22 @@ def test_program_threaded(threaded, name):
     expected = f(np, *inputs)
     actual = f(la, *(la.asarray(x) for x in inputs))
     assert_like_numpy(actual, expected, what=name)
+
+
+@settings(max_examples=10)
+@given(rows=st.integers(1, 30), cols=st.integers(1, 12), rchunk=st.integers(1, 9),
+       cchunk=st.integers(1, 9), axis=st.sampled_from([None, 0, 1, -1]),
+       seed=st.integers(0, 2**16))
+def test_random_chunks(rows, cols, rchunk, cchunk, axis, seed):
+    A = np.random.default_rng(seed).uniform(-3, 3, (rows, cols))
+    with la.options(backend="dask", chunks=(rchunk, cchunk), eager_threshold=0), \
+            dask.config.set(scheduler="threads"):
+        x = la.asarray(A)
+        assert_like_numpy(la.tanh(x) * 2 - x.T.T, np.tanh(A) * 2 - A)
+        assert_like_numpy((x * x + 1).sum(axis=axis), (A * A + 1).sum(axis=axis))
+        assert_like_numpy(x.argmax(axis=axis), A.argmax(axis=axis))
+        if rows > 2:
+            assert_like_numpy(x[2:] - x[:-2] + x[1:-1], A[2:] - A[:-2] + A[1:-1])
 
 
 def test_uneven_dask_chunks_kept():
@@ -138,6 +161,10 @@ def test_to_dask_is_lazy_and_reusable(threaded):
 def test_from_dask_on_other_backends():
     x = la.from_dask(da.from_array(V, chunks=9))
     assert_like_numpy(x * 3.0 - 1, V * 3.0 - 1)
+    x[::4] = 0.0  # a write on the cpu backend: the dask leaf is computed first
+    ref = V.copy()
+    ref[::4] = 0.0
+    assert_like_numpy(x, ref)
     with la.options(backend="numpy"):
         assert_like_numpy(la.from_dask(da.from_array(V, chunks=9)).sum(), V.sum())
 
@@ -152,6 +179,11 @@ def test_dask_from_array_of_lazy_array():
 def test_errors():
     with pytest.raises(TypeError, match="dask.array.Array"):
         la.from_dask(np.zeros(3))
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        la.from_dask(da.from_array(np.array(["a", "b"])))
+    with pytest.raises(ValueError, match="unknown chunk sizes|known chunk sizes"):
+        x = da.from_array(V, chunks=10)
+        la.from_dask(x[x > 0])
     with pytest.raises(ValueError, match="unknown backend"):
         with la.options(backend="dusk"):
             pass

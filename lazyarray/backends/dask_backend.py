@@ -185,6 +185,8 @@ class _Plan:
         else:
             self.space = instrs[comp.outputs[0]].shape
             self.reduced = ()
+            if any(instrs[o].shape != self.space for o in comp.outputs):
+                raise _Decline("outputs of different shapes")
             roots = list(comp.outputs)
         self.template, self.loads = self._template(roots)
 
@@ -436,6 +438,8 @@ def from_dask(darr) -> object:
 
     if not isinstance(darr, da.Array):
         raise TypeError(f"from_dask expects a dask.array.Array, not {type(darr).__name__}")
+    if np.dtype(darr.dtype).kind not in "biufc":
+        raise TypeError(f"from_dask: unsupported dtype {darr.dtype} (bool and numbers only)")
     if any(np.isnan(n) for n in darr.shape):
         raise ValueError("from_dask needs known chunk sizes: call darr.compute_chunk_sizes()")
     foreign_leaves = True
