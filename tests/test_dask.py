@@ -60,8 +60,11 @@ PROGRAMS = {
     "argmin_cols": (lambda xp, A: xp.argmin(A, axis=0), (M,)),
     "argmax_nan": (lambda xp, x: xp.argmax(x) + xp.argmin(x[::-1]), (NANS,)),
     "argmax_flat": (lambda xp, A: xp.argmax(A.T), (M,)),
-    # run gathered in one task
+    # scans: the operand per chunk, dask's cumreduction across chunks
     "cumsum": (lambda xp, A: xp.cumsum(A * 2, axis=1), (M,)),
+    "cumsum_axis0_int": (lambda xp, i: xp.cumsum(i[:45].reshape(5, 9) * 3, axis=0), (I32,)),
+    "cumprod_flat": (lambda xp, A: xp.cumprod(A * 0.1 + 1.0), (M,)),
+    # runs gathered in one task
     "scalar_epilogue": (lambda xp, x: x.sum() * 2 + 1, (V,)),
 }
 
@@ -135,6 +138,8 @@ def test_one_compile_per_kernel_threaded(threaded):
 
 def test_fallback_counted(threaded):
     before = la.cache_info()["gathered"]
+    assert_like_numpy(la.cumsum(la.asarray(M), axis=0), np.cumsum(M, axis=0))
+    assert la.cache_info()["gathered"] == before  # scans are chunked
     z = la.asarray(M.copy())
     z[2:9, ::3] = 7.0
     ref = M.copy()

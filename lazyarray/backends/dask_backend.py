@@ -14,8 +14,9 @@ Each top-level instruction of the optimized module maps to dask.array machinery:
 - slices of one parameter at several offsets (stencils): one overlapped array
   (`dask.array.overlap.overlap`) whose blocks carry the halo the offsets need;
 - `dot`: `dask.array.matmul` (blockwise);
-- anything else (writes, scans, unusual fusions): gathered into one NumPy array and run
-  whole, counted in `cache_info()["gathered"]` and logged.
+- a scan (`cumsum`, `cumprod`): its operand per chunk, then dask's `cumreduction`;
+- anything else (writes, unusual fusions): gathered into one NumPy array and run whole,
+  counted in `cache_info()["gathered"]` and logged.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ try:
     import dask
     import dask.array as da
     from dask.array.core import unify_chunks
+    from dask.array.reductions import cumreduction
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the dask backend needs dask: pip install 'dask[array,distributed]'"
                       ) from exc
@@ -37,6 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from lazyarray import config, stats
 from lazyarray.ir.hlo import MOVEMENT, SOURCES, Builder, Instr, Module
 from lazyarray.ir.interpret import apply_movement, evaluate
+from lazyarray.ops.table import REDUCTIONS, reduce_init
 from lazyarray.runtime.executor import run_fusion
 from lazyarray.runtime.layout import load_points
 
@@ -163,9 +166,8 @@ class _Plan:
         self.comp = comp
         instrs = comp.instrs
         reds = [i for i, x in enumerate(instrs) if x.opcode in ("reduce", "argreduce", "scan")]
-        if any(instrs[i].opcode == "scan" for i in reds) or len(
-                {instrs[i].opcode for i in reds}) > 1:
-            raise _Decline("scan or mixed reductions")
+        if len({instrs[i].opcode for i in reds}) > 1:
+            raise _Decline("mixed reductions")
         self.kind = instrs[reds[0]].opcode if reds else "loop"
         self.reds = reds
         after = [False] * len(instrs)  # computed from a reduction's result (the epilogue)
@@ -178,10 +180,10 @@ class _Plan:
                             if self.kind == "reduce" else (len(self.space) - 1,))
             if any(not after[o] for o in comp.outputs):
                 raise _Decline("an output besides the reductions")
-            if self.kind == "argreduce" and comp.outputs != tuple(reds):
-                raise _Decline("argreduce with an epilogue")
-            roots = ([instrs[r].operands[0] for r in reds] if self.kind == "argreduce"
-                     else reds)
+            along_last = self.kind in ("argreduce", "scan")  # a fused operand, then dask
+            if along_last and comp.outputs != tuple(reds):
+                raise _Decline(f"{self.kind} with an epilogue")
+            roots = [instrs[r].operands[0] for r in reds] if along_last else reds
         else:
             self.space = instrs[comp.outputs[0]].shape
             self.reduced = ()
@@ -214,7 +216,7 @@ class _Plan:
         for i, x in enumerate(comp.instrs):
             if x.opcode in MOVEMENT or x.opcode in SOURCES or self.after[i] and i not in self.reds:
                 continue
-            if self.kind == "argreduce" and i in self.reds:
+            if self.kind in ("argreduce", "scan") and i in self.reds:
                 continue
             if not (x.is_elementwise or x.opcode == "reduce"):
                 raise _Decline(f"{x.opcode} inside the fusion")
@@ -295,9 +297,9 @@ class _Plan:
             chunks = space_chunks
         kw = dict(chunks=chunks, meta=np.empty((0,) * len(chunks), outs[0].dtype))
         if all(tpl.instrs[o].opcode == "parameter" for o in tpl.outputs):
-            # an arg-reduction straight on a view: nothing to compute per chunk
+            # an arg-reduction or scan straight on a view: nothing to compute per chunk
             if len(outs) > 1 or recipes[0][1] is not None:
-                raise _Decline("an arg-reduction of a stencil view")
+                raise _Decline(f"{self.kind} of a stencil view")
             blocks = args[recipes[0][0]]
         else:
             blocks = da.map_blocks(_run_block, *args, template=tpl, recipes=recipes,
@@ -311,6 +313,15 @@ class _Plan:
                      for k, o in enumerate(outs)]
         if self.kind == "loop":
             return parts[0] if len(parts) == 1 else tuple(parts)
+        if self.kind == "scan":
+            vals = []
+            for r, part in zip(self.reds, parts, strict=True):
+                x = comp.instrs[r]
+                name = x.attr("to_apply")
+                ufunc = REDUCTIONS[name].ufunc
+                vals.append(cumreduction(ufunc.accumulate, ufunc, reduce_init(name, x.dtype),
+                                         part, axis=len(self.space) - 1, dtype=x.dtype))
+            return vals[0] if len(vals) == 1 else tuple(vals)
         if self.kind == "argreduce":
             (r,) = self.reds
             f = da.argmax if comp.instrs[r].attr("to_apply") == "max" else da.argmin
