@@ -186,7 +186,9 @@ def test_errors():
         la.from_dask(np.zeros(3))
     with pytest.raises(TypeError, match="unsupported dtype"):
         la.from_dask(da.from_array(np.array(["a", "b"])))
-    with pytest.raises(ValueError, match="unknown chunk sizes|known chunk sizes"):
+    with pytest.raises(TypeError, match="NumPy chunks"):  # a dask array of lazy arrays
+        la.from_dask(da.from_array(la.asarray(V), chunks=10))
+    with pytest.raises(ValueError, match="known chunk sizes"):
         x = da.from_array(V, chunks=10)
         la.from_dask(x[x > 0])
     with pytest.raises(ValueError, match="unknown backend"):
@@ -225,6 +227,15 @@ def test_program_distributed(cluster, name):
     with la.options(backend="dask", chunks=(10, 6), eager_threshold=0):
         actual = f(la, *(la.asarray(x) for x in inputs))
         assert_like_numpy(actual, f(np, *inputs), what=name)
+
+
+@pytest.mark.slow
+def test_interop_distributed(cluster):
+    with la.options(backend="dask", chunks=(10, 6), eager_threshold=0):
+        d = (la.asarray(M) * 2.0).to_dask()
+    assert_like_numpy((d.T @ d).compute(), (M * 2.0).T @ (M * 2.0))  # plain dask from here on
+    lazy_chunks = da.from_array(la.asarray(M) + 1.0, chunks=(10, 6))
+    assert_like_numpy(np.asarray(lazy_chunks.sum(axis=1).compute()), (M + 1.0).sum(axis=1))
 
 
 @pytest.mark.slow

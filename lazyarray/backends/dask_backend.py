@@ -451,6 +451,8 @@ def from_dask(darr) -> object:
         raise TypeError(f"from_dask expects a dask.array.Array, not {type(darr).__name__}")
     if np.dtype(darr.dtype).kind not in "biufc":
         raise TypeError(f"from_dask: unsupported dtype {darr.dtype} (bool and numbers only)")
+    if not isinstance(darr._meta, np.ndarray):
+        raise TypeError(f"from_dask needs NumPy chunks, not {type(darr._meta).__name__}")
     if any(np.isnan(n) for n in darr.shape):
         raise ValueError("from_dask needs known chunk sizes: call darr.compute_chunk_sizes()")
     foreign_leaves = True
