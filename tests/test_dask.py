@@ -256,3 +256,21 @@ def test_one_compile_per_kernel_per_worker(cluster):
         assert counters[w]["compiles"] + counters[w]["disk_hits"] == len(builds[w])
         assert counters[w]["kernels_launched"] > len(builds[w])  # reused across chunks and runs
     assert sum(c["kernels_launched"] for c in counters.values()) >= 30
+
+
+@pytest.mark.slow
+def test_workers_share_the_disk_cache(cluster):
+    w1_, w2_ = sorted(cluster.scheduler_info()["workers"])
+    x = RNG.uniform(-1, 1, 300)
+    with la.options(backend="dask", chunks=100, eager_threshold=0):
+        first = (la.arctan(la.asarray(x)) * 3.25 - 0.5).to_dask()
+        second = (la.arctan(la.asarray(x[::-1])) * 3.25 - 0.5).to_dask()  # same kernel
+    before = cluster.run(la.cache_info)
+    assert_like_numpy(cluster.compute(first, workers=[w1_]).result(), np.arctan(x) * 3.25 - 0.5)
+    assert_like_numpy(cluster.compute(second, workers=[w2_]).result(),
+                      np.arctan(x[::-1]) * 3.25 - 0.5)
+    after = cluster.run(la.cache_info)
+    delta = {w: {k: after[w][k] - before[w][k] for k in ("compiles", "disk_hits")}
+             for w in (w1_, w2_)}
+    assert delta[w1_] == {"compiles": 1, "disk_hits": 0}, delta  # the first worker compiles
+    assert delta[w2_] == {"compiles": 0, "disk_hits": 1}, delta  # the second loads its file
