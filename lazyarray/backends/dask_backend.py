@@ -86,7 +86,7 @@ def build(m: Module, args: list, chunks=None) -> list:
         elif op == "dot":
             vals[i] = da.matmul(*xs).astype(ins.dtype, copy=False)
         else:
-            vals[i] = gathered(ins, xs)
+            vals[i] = gathered(ins, xs, f"{op} is not chunked")
     return [vals[o] for o in m.outputs]
 
 
@@ -110,10 +110,12 @@ def move(ins: Instr, x):
     return apply_movement(ins, x)
 
 
-def gathered(ins: Instr, xs: list):
-    """Run `ins` on whole (gathered) operands in one task: the fallback, counted and logged."""
-    stats.bump("gathered")
-    log.info("lazyarray dask backend: %s runs gathered in one task", ins.opcode)
+def gathered(ins: Instr, xs: list, why: str = "not chunked", count: bool = True):
+    """Run `ins` on whole (gathered) operands in one task: the fallback, counted and logged
+    (`count=False`: a 0-d computation, which is one chunk anyway)."""
+    if count:
+        stats.bump("gathered")
+        log.info("lazyarray dask backend: %s runs gathered in one task (%s)", ins.opcode, why)
     task = dask.delayed(_run_whole, pure=True)(ins, config.get().cache_dir, *xs)
     if ins.opcode == "fusion" and len(ins.value.outputs) > 1:
         comp = ins.value
@@ -145,12 +147,13 @@ def fusion(ins: Instr, xs: list):
     comp: Module = ins.value
     try:
         plan = _Plan(comp)
-        if not plan.space or 0 in plan.space:
-            raise _Decline("0-d or empty iteration space")
+        if not plan.space:
+            return gathered(ins, xs, count=False)
+        if 0 in plan.space:
+            raise _Decline("an empty iteration space")
         return plan.build(xs)
     except _Decline as why:
-        log.debug("fusion gathered: %s", why)
-        return gathered(ins, xs)
+        return gathered(ins, xs, str(why))
 
 
 class _Plan:
