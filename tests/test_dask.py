@@ -191,9 +191,8 @@ def test_errors():
     with pytest.raises(ValueError, match="known chunk sizes"):
         x = da.from_array(V, chunks=10)
         la.from_dask(x[x > 0])
-    with pytest.raises(ValueError, match="unknown backend"):
-        with la.options(backend="dusk"):
-            pass
+    with pytest.raises(ValueError, match="unknown backend"), la.options(backend="dusk"):
+        pass
 
 
 # ---- a real two-process LocalCluster (slow: starting it takes seconds) -------------------------

@@ -298,7 +298,7 @@ class _Plan:
                            for d, c in enumerate(space_chunks))
         else:
             chunks = space_chunks
-        kw = dict(chunks=chunks, meta=np.empty((0,) * len(chunks), outs[0].dtype))
+        kw = {"chunks": chunks, "meta": np.empty((0,) * len(chunks), outs[0].dtype)}
         if all(tpl.instrs[o].opcode == "parameter" for o in tpl.outputs):
             # an arg-reduction or scan straight on a view: nothing to compute per chunk
             if len(outs) > 1 or recipes[0][1] is not None:
