@@ -27,6 +27,12 @@ F32 = V.astype(np.float32)
 B = RNG.random((23, 17)) < 0.5
 
 
+def write(xp, A):
+    B = A * 1.5
+    B[2:9, ::3] = 7.0  # an update: runs gathered
+    return B - 1
+
+
 def stencil1d(xp, x):
     return x[2:] - 2.0 * x[1:-1] + x[:-2]
 
@@ -64,7 +70,8 @@ PROGRAMS = {
     "cumsum": (lambda xp, A: xp.cumsum(A * 2, axis=1), (M,)),
     "cumsum_axis0_int": (lambda xp, i: xp.cumsum(i[:45].reshape(5, 9) * 3, axis=0), (I32,)),
     "cumprod_flat": (lambda xp, A: xp.cumprod(A * 0.1 + 1.0), (M,)),
-    # runs gathered in one task
+    # runs gathered in one task, or is 0-d
+    "write_gathered": (write, (M,)),
     "scalar_epilogue": (lambda xp, x: x.sum() * 2 + 1, (V,)),
 }
 
@@ -103,6 +110,19 @@ def test_random_chunks(rows, cols, rchunk, cchunk, axis, seed):
         assert_like_numpy(x.argmax(axis=axis), A.argmax(axis=axis))
         if rows > 2:
             assert_like_numpy(x[2:] - x[:-2] + x[1:-1], A[2:] - A[:-2] + A[1:-1])
+
+
+def test_multi_output_loop(threaded):
+    before = la.cache_info()["gathered"]
+    a, b = la.asarray(V), la.asarray(U)
+    y = a * b + 1.0
+    z = y * 2.0 - a
+    with la.options(backend="cpu"):
+        assert "ROOT tuple" in la.explain(y, z).hlo_after.split("ENTRY")[0]  # one kernel, 2 roots
+    la.evaluate(y, z)
+    assert_like_numpy(y, V * U + 1.0)
+    assert_like_numpy(z, (V * U + 1.0) * 2.0 - V)
+    assert la.cache_info()["gathered"] == before
 
 
 def test_uneven_dask_chunks_kept():
@@ -219,8 +239,7 @@ def cluster(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["w1", "w7_stencil", "w2_sum_sqrt", "w6_standardize",
-                                  "argmax_rows", "matmul", "cumsum"])
+@pytest.mark.parametrize("name", PROGRAMS)
 def test_program_distributed(cluster, name):
     f, inputs = PROGRAMS[name]
     with la.options(backend="dask", chunks=(10, 6), eager_threshold=0):
