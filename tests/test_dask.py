@@ -5,13 +5,13 @@ import os
 
 import numpy as np
 import pytest
+from helpers import assert_like_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
 from lazyarray.backends import dask_backend
 from lazyarray.showcase import w1, w2, w3, w6, w7
-from tests.helpers import assert_like_numpy
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
