@@ -3,6 +3,9 @@ two-worker LocalCluster. Chunks are uneven on purpose (a short last chunk in eve
 
 import os
 
+import dask
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
 from helpers import assert_like_numpy
@@ -13,8 +16,6 @@ import lazyarray as la
 from lazyarray.backends import dask_backend
 from lazyarray.showcase import w1, w2, w3, w6, w7
 
-dask = pytest.importorskip("dask")
-da = pytest.importorskip("dask.array")
 
 RNG = np.random.default_rng(7)
 V = RNG.uniform(-2, 2, 47)  # chunks of 6: (6, ..., 6, 5)
@@ -220,7 +221,6 @@ def test_errors():
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    distributed = pytest.importorskip("distributed")
     root = os.path.dirname(os.path.dirname(os.path.abspath(la.__file__)))
     saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "LAZYARRAY_CACHE_DIR")}
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, saved["PYTHONPATH"]) if p)
