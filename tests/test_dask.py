@@ -16,7 +16,6 @@ import lazyarray as la
 from lazyarray.backends import dask_backend
 from lazyarray.showcase import w1, w2, w3, w6, w7
 
-
 RNG = np.random.default_rng(7)
 V = RNG.uniform(-2, 2, 47)  # chunks of 6: (6, ..., 6, 5)
 U = RNG.uniform(-2, 2, 47)
