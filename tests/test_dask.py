@@ -48,6 +48,8 @@ PROGRAMS = {
     "reshape": (lambda xp, A: xp.sin(A.T.reshape(-1)[::3]) + A.reshape(17, 23)[0, 0], (M,)),
     "stencil_1d": (stencil1d, (V,)),
     "w7_stencil": (w7, (M,)),
+    "stencil_and_views": (lambda xp, A: A[1:, :-1] - A[:-1, 1:] * A.T[:-1, :16].T[:, :16]
+                          + A[::-1][1:, 1:], (M[:17, :17],)),
     "matmul": (lambda xp, A: xp.maximum(A @ A.T + 1.0, 0.0), (M,)),
     # input fusions: partials per chunk, a tree of combines, the epilogue after it
     "w2_sum_sqrt": (w2, (V, U)),
@@ -144,6 +146,16 @@ def test_stencil_uses_overlap(threaded):
     # the slivers that aligning five shifted slices would cut
     assert out.chunks == ((10, 11), (6, 6, 3))
     assert_like_numpy(out.compute(), w7(np, M))
+
+
+def test_stencil_on_narrow_chunks(threaded):
+    # a chunk narrower than the stencil's reach: the slices align as plain loads instead
+    before = la.cache_info()["gathered"]
+    x = la.from_dask(da.from_array(V, chunks=((2, 20, 25),)))
+    out = (x[4:] - x[:-4]).to_dask()
+    assert "overlap" not in "".join(out.dask.layers)
+    assert_like_numpy(out.compute(), V[4:] - V[:-4])
+    assert la.cache_info()["gathered"] == before
 
 
 def test_one_compile_per_kernel_threaded(threaded):

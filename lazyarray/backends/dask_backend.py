@@ -241,17 +241,18 @@ class _Plan:
         return b.build([new[r] for r in roots]), loads
 
     # ---- dask side ----
-    def build(self, xs: list):
+    def build(self, xs: list, stencils: bool = True):
         comp, nd = self.comp, len(self.space)
         chains = [_chain(comp, o) for o in self.loads]
         # stencils: step-1 slices of one parameter at several offsets share one overlapped array
         by_param: dict[int, list[int]] = {}
         for k, (p, ch) in enumerate(chains):
-            if len(ch) == 1 and ch[0].opcode == "slice" and all(
+            if stencils and len(ch) == 1 and ch[0].opcode == "slice" and all(
                     s[2] == 1 for s in ch[0].attr("slices")):
                 by_param.setdefault(p, []).append(k)
         groups = {p: ks for p, ks in by_param.items() if len(ks) > 1}
-        plain = [k for k in range(len(chains)) if chains[k][0] not in groups]
+        grouped = {k for ks in groups.values() for k in ks}
+        plain = [k for k in range(len(chains)) if k not in grouped]
         plain_arrays = []
         for k in plain:
             p, ch = chains[k]
@@ -280,7 +281,7 @@ class _Plan:
             recipes[k] = (j, None)
         for region, lo, width, ks, starts in regions.values():
             if any(min(c) < w for c, w in zip(space_chunks, width) if w):
-                raise _Decline("chunks smaller than the stencil's width")
+                return self.build(xs, stencils=False)  # chunks narrower than the reach
             ext = tuple(c[:-1] + (c[-1] + w,) for c, w in zip(space_chunks, width))
             region = region.rechunk(ext)
             depth = {d: (0, w) for d, w in enumerate(width)}
