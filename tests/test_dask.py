@@ -130,6 +130,7 @@ def test_multi_output_loop(threaded):
 def test_uneven_dask_chunks_kept():
     x = da.from_array(M, chunks=((4, 11, 8), (9, 8)))
     y = la.from_dask(x)
+    assert y.to_dask() is x
     out = (y * 2.0 + la.sin(y)).to_dask()
     assert isinstance(out, da.Array)
     assert out.chunks == x.chunks  # a loop fusion keeps its input's chunks

@@ -492,6 +492,9 @@ def to_dask(node, chunks=None):
 
     if node.realized:
         return source(node.value, config.get().chunks if chunks is None else chunks)
+    if node.op == "convert" and node.srcs[0].realized and node.srcs[0].dtype == node.dtype \
+            and isinstance(node.srcs[0].value, da.Array):
+        return node.srcs[0].value  # from_dask(d).to_dask() is d
     order = toposort([node])
     module, args = lower([node], order)
     return build(optimize(module), args, chunks)[0]
