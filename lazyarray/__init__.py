@@ -103,10 +103,32 @@ def explain(*arrays):
     return _engine.explain([a._node for a in arrays if isinstance(a, Array)])
 
 
+def from_dask(darr, /) -> Array:
+    """A lazy array over a `dask.array.Array`, keeping its chunks.
+
+    Operations on it are recorded as usual; with ``options(backend="dask")`` they run as
+    fused chunk tasks on the dask scheduler, and ``to_dask()`` returns the dask array of a
+    result. Other backends compute the dask array first.
+
+    Parameters
+    ----------
+    darr : dask.array.Array
+        With known chunk sizes.
+
+    Returns
+    -------
+    Array
+    """
+    from lazyarray.backends import dask_backend
+
+    return dask_backend.from_dask(darr)
+
+
 def cache_info() -> dict:
     """Counters: hits, misses (in-memory kernel cache), compiles, disk_hits, disk_writes,
     kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
-    updates_copied."""
+    updates_copied, library_calls, eager_ops, gathered (dask backend: instructions run
+    gathered in one task)."""
     return _stats.snapshot()
 
 

@@ -341,6 +341,24 @@ class Array:
         engine.materialize([node])
         return node.value
 
+    def to_dask(self, chunks=None):
+        """This array's computation as a `dask.array.Array` (nothing is computed now).
+
+        Parameters
+        ----------
+        chunks : int, str, tuple or dict, optional
+            Chunks for the NumPy inputs of the graph (default: the `chunks` option); inputs
+            that came from `lazyarray.from_dask` keep theirs.
+
+        Returns
+        -------
+        dask.array.Array
+            Fused chunk tasks running lazyarray's kernels (see docs/dask.md).
+        """
+        from lazyarray.backends import dask_backend
+
+        return dask_backend.to_dask(self._node, chunks)
+
     def __array__(self, dtype=None, copy=None):
         v = self._value()
         if dtype is not None and np.dtype(dtype) != v.dtype:

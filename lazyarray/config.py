@@ -1,6 +1,7 @@
 """Options: environment variables at import, `options(...)` context manager to override.
 
-    LAZYARRAY_BACKEND           "cpu" (Numba, default) or "numpy" (the reference interpreter)
+    LAZYARRAY_BACKEND           "cpu" (Numba, default), "numpy" (the reference interpreter) or
+                                "dask" (chunk tasks of a Dask graph: docs/dask.md)
     LAZYARRAY_EAGER_THRESHOLD   element count below which the interpreter runs a graph
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
     LAZYARRAY_DEBUG             0-4: what each materialization logs (docs/debugging.md)
@@ -15,7 +16,7 @@ import contextvars
 import os
 from dataclasses import dataclass, replace
 
-BACKENDS = ("cpu", "numpy")
+BACKENDS = ("cpu", "numpy", "dask")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Options:
     debug: int = 0  # 1 kernels and timings, 2 + final HLO, 3 + HLO after each pass, 4 + source
     dump_dir: str | None = None
     background_compile: bool = False  # build kernels off-thread; the interpreter answers meanwhile
+    chunks: object = "auto"  # dask backend: how NumPy inputs are chunked (docs/dask.md)
 
 
 def _from_env() -> Options:
@@ -71,8 +73,9 @@ def options(**overrides):
 
     Parameters
     ----------
-    backend : {"cpu", "numpy"}
-        Where materialization runs: Numba kernels, or NumPy's reference interpreter.
+    backend : {"cpu", "numpy", "dask"}
+        Where materialization runs: Numba kernels, NumPy's reference interpreter, or chunk
+        tasks of a Dask graph (the same Numba kernels per chunk; see docs/dask.md).
     eager_threshold : int
         Graphs whose largest array has fewer elements run on the interpreter (0: always
         compile on the cpu backend).
@@ -90,6 +93,10 @@ def options(**overrides):
         background thread; until it is ready, its fusion runs on the NumPy interpreter. The
         first call of a program then costs about what NumPy costs instead of a compile;
         `lazyarray.wait_compiles()` waits for the builds in flight.
+    chunks : int, str, tuple or dict
+        dask backend: chunks of the NumPy inputs, as `dask.array.from_array` takes them
+        ("auto", a block size, a dict {axis: size}); a tuple applies to an input's trailing
+        axes, as broadcasting aligns them. Inputs that are dask arrays keep their chunks.
     """
     new = replace(get(), **overrides)
     _check(new)

@@ -95,6 +95,7 @@ def materialize(nodes: list[Node]) -> None:
         stats.bump("materializations")
         t0 = time.perf_counter()
         order = toposort(pending)
+        dask_backend = _dask_backend(order)
         if _use_interpreter(order):
             stats.bump("interpreter_runs")
             report = Report(None, None, interpreted=True, planned=False)
@@ -103,7 +104,10 @@ def materialize(nodes: list[Node]) -> None:
         else:
             module, args = lower(pending, order)
             trace = Trace()
-            if debug.active():  # LAZYARRAY_DEBUG / LAZYARRAY_DUMP_DIR: logs, snapshots
+            if dask_backend is not None:
+                optimized = optimize(module)
+                outs = dask_backend.compute(optimized, args)
+            elif debug.active():  # LAZYARRAY_DEBUG / LAZYARRAY_DUMP_DIR: logs, snapshots
                 optimized, outs = debug.run_compiled(module, args, trace)
             else:
                 optimized = optimize(module)
@@ -134,6 +138,19 @@ def forcing_line() -> str:
 
 
 _INTERNAL = tuple(os.path.dirname(m.__file__) + os.sep for m in (np, config))
+
+
+def _dask_backend(order: list[Node]):
+    """The dask backend module when it runs this graph, else None (after computing any dask
+    leaves of the graph: the other tiers take NumPy buffers)."""
+    if config.get().backend == "dask" and not _use_interpreter(order):
+        from lazyarray.backends import dask_backend
+
+        return dask_backend
+    mod = sys.modules.get("lazyarray.backends.dask_backend")
+    if mod is not None and mod.foreign_leaves:
+        mod.resolve_leaves(order)
+    return None
 
 
 @dataclass

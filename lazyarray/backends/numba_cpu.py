@@ -61,9 +61,12 @@ def compile_kernel(key: str, source: str, cache_dir: str):
     return module.kernel, module.kernel_serial
 
 
+_first_call = threading.Lock()
+
+
 def launch(kernel, args) -> str:
     """Run `kernel(*args)`; returns "compiled" or "disk" when this call built a specialization,
-    else ""."""
+    else "". A first call compiles: one thread does it, the others wait (exact counts)."""
     types = tuple(a.flags.c_contiguous + 2 * a.flags.writeable if isinstance(a, np.ndarray)
                   else type(a) for a in args)
     known = _seen.setdefault(kernel, set())
@@ -71,6 +74,11 @@ def launch(kernel, args) -> str:
     if types in known:  # a specialization this process already has: no bookkeeping
         kernel(*args)
         return ""
+    with _first_call:
+        return _counted_call(kernel, args, known, types)
+
+
+def _counted_call(kernel, args, known: set, types: tuple) -> str:
     before = len(kernel.overloads)
     hits = sum(kernel.stats.cache_hits.values())
     with warnings.catch_warnings():

@@ -210,15 +210,15 @@ PREPARED_LAYOUTS = 8  # remembered operand layouts per computation
 PREPARED_COMPUTATIONS = 4096
 
 
-def _layout_key(operands: list) -> tuple | None:
+def _layout_key(operands: list, serial: bool) -> tuple | None:
     try:
-        return tuple([(a.shape, a.strides, a.dtype) for a in operands])
+        return (serial, *[(a.shape, a.strides, a.dtype) for a in operands])
     except AttributeError:
         return None
 
 
 def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, head: list,
-             partials: list, tail: list, operands: list) -> _Prepared | None:
+             partials: list, tail: list, operands: list, serial: bool) -> _Prepared | None:
     """Remember this launch if its loads are the operands themselves and its scalars are
     constants: then only the operand arrays change from one call to the next."""
     if entry.kernel is None or launch.empty or entry.source is None:
@@ -229,8 +229,8 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
         return None
     n = len(results)
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
-    parallel, serial = entry.kernel
-    kernel = parallel if math.prod(launch.sizes) >= PARALLEL_MIN else serial
+    parallel, serial_k = entry.kernel
+    kernel = parallel if math.prod(launch.sizes) >= PARALLEL_MIN and not serial else serial_k
     return _Prepared(entry, kernel, outs, partials, src, tail)
 
 
@@ -271,9 +271,12 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None)
     return results
 
 
-def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> list:
+def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
+               serial: bool = False) -> list:
+    """Run one fusion on NumPy operands (`serial`: never the parallel kernel, for callers that
+    already run one fusion per thread, such as the dask backend's chunk tasks)."""
     comp: Module = ins.value
-    lkey = None if dry else _layout_key(operands)
+    lkey = None if dry else _layout_key(operands, serial)
     if lkey is not None:
         known = _prepared.get(comp)
         p = known.get(lkey) if known is not None else None
@@ -285,7 +288,7 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
     if trace is None:
         if dry:
             return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
-        return _run_fusion(comp, operands, launch, entry, hit, lkey)
+        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial)
     # a hit needs a built kernel (explain's plan renders, never builds)
     status = "interpreted" if entry.source is None or launch.empty else (
         "hit" if hit and entry.kernel is not None else "miss")
@@ -297,13 +300,13 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool) -> li
     record.compiled = not (entry.source is None or launch.empty or entry.kernel)
     t0 = time.perf_counter()
     try:
-        return _run_fusion(comp, operands, launch, entry, hit, lkey)
+        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial)
     finally:
         record.seconds = time.perf_counter() - t0
 
 
 def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
-                hit: bool, lkey: tuple | None) -> list:
+                hit: bool, lkey: tuple | None, serial: bool = False) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return interpret(comp, operands)
@@ -320,9 +323,9 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
     fresh = [(a.shape, a.flat[0], a.dtype) for a in head[len(results):]]  # partials' inits
     for attempt in (0, 1):
         try:
-            _launch(entry, launch, [*head, *launch.arrays, *tail])
+            _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
             p = None if lkey is None else _prepare(comp, launch, entry, results, head, fresh,
-                                                   tail, operands)
+                                                   tail, operands, serial)
             if p is not None:
                 known = _prepared.get(comp)
                 if known is None or len(known) >= PREPARED_LAYOUTS:
@@ -384,17 +387,23 @@ def _build(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
     entry.kernel = kernel
 
 
-def _launch(entry: KernelEntry, launch: Launch, args: list) -> None:
+_compile_lock = threading.Lock()  # threads launching one new kernel build it once
+
+
+def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False) -> None:
     from lazyarray.backends import numba_cpu
 
     if entry.kernel is None:
-        path = diskcache.cache_dir()
-        entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
-        diskcache.evict(path)
+        with _compile_lock:
+            if entry.kernel is None:
+                path = diskcache.cache_dir()
+                entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
+                diskcache.evict(path)
     parallel, serial = entry.kernel
     work = math.prod(launch.sizes)
     t0 = time.perf_counter()
-    built = numba_cpu.launch(parallel if work >= PARALLEL_MIN else serial, args)
+    chosen = parallel if work >= PARALLEL_MIN and not serial_only else serial
+    built = numba_cpu.launch(chosen, args)
     if built:  # this launch compiled (or loaded) a specialization: count it as build time
         entry.compile_s += time.perf_counter() - t0
         entry.origin = built
