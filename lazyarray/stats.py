@@ -7,7 +7,8 @@ import threading
 _lock = threading.Lock()
 _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "kernels_launched", "interpreter_runs",
            "fallbacks", "materializations", "updates_in_place", "updates_copied", "library_calls", "eager_ops",
-           "jit_traces", "jit_replays", "background_interpreted", "gathered")
+           "jit_traces", "jit_replays", "background_interpreted", "gathered",
+           "buffers_donated")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 

@@ -244,3 +244,44 @@ def test_every_ufunc_runs_as_a_compiled_kernel(compiled, name):
     assert delta["kernels_launched"] >= 1, f"{name}({dt}) launched no kernel: {delta}"
     with np.errstate(all="ignore"):
         assert_like_numpy(r, ufunc(*args))
+
+
+def test_dead_intermediate_buffer_takes_the_result(compiled):
+    """Softmax is several kernels: the last one writes into the dead exp(...) buffer instead of
+    a new array (buffer donation), and the values are NumPy's."""
+    X = np.random.default_rng(5).random((700, 300))
+    x = la.asarray(X)
+    before = la.cache_info()["buffers_donated"]
+    e = la.exp(x - x.max(axis=1, keepdims=True))
+    got = np.asarray(e / e.sum(axis=1, keepdims=True))
+    assert la.cache_info()["buffers_donated"] - before == 1
+    ee = np.exp(X - X.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(got, ee / ee.sum(axis=1, keepdims=True), rtol=1e-13)
+
+
+def test_no_donation_while_a_view_of_the_buffer_is_read_later(compiled):
+    """exp(x) is read by one kernel at the same index (a donation candidate) and later through
+    a transpose: its buffer must stay intact until that read."""
+    X = np.random.default_rng(6).random((300, 200))
+    x = la.asarray(X)
+    e = la.exp(x)
+    r1, r2, r3 = e * 2, e.T + 1, la.sin(e)
+    la.evaluate(r1, r2, r3)
+    E = np.exp(X)
+    np.testing.assert_allclose(np.asarray(r1), E * 2, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(r2), E.T + 1, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(r3), np.sin(E), rtol=1e-14)
+
+
+def test_arguments_and_results_are_never_donated(compiled):
+    X = np.random.default_rng(7).random(50_000)
+    x = la.asarray(X)
+    y = la.exp(x)
+    z = y * 3
+    la.evaluate(y, z)  # y is a result: z must not overwrite it
+    np.testing.assert_allclose(np.asarray(y), np.exp(X), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(z), np.exp(X) * 3, rtol=1e-14)
+    np.testing.assert_array_equal(np.asarray(x), X)  # nor an input
+    w = la.exp(x) + 1
+    np.asarray(w)
+    np.testing.assert_array_equal(np.asarray(x), X)

@@ -203,6 +203,7 @@ class _Prepared:
     partials: list  # (shape, init, dtype) per reduction partials buffer
     src: list  # operand index per array load
     tail: list  # scalars, sizes and the kind's extra arguments
+    candidates: tuple = ()  # operands whose buffer may take the result (_donor_candidates)
 
 
 _prepared: dict[Module, dict] = {}  # computation -> {operand layouts: _Prepared}
@@ -231,7 +232,40 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
     parallel, serial_k = entry.kernel
     kernel = parallel if math.prod(launch.sizes) >= PARALLEL_MIN and not serial else serial_k
-    return _Prepared(entry, kernel, outs, partials, src, tail)
+    return _Prepared(entry, kernel, outs, partials, src, tail,
+                     _donor_candidates(comp, launch, operands))
+
+
+def _donor_candidates(comp: Module, launch: Launch, operands: list) -> tuple[int, ...]:
+    """Operands whose buffer a single-output loop kernel may write its result into: same
+    shape and dtype as the result, read only at the index being written (no view, no
+    broadcast), so every element is read before it is overwritten, in the same iteration."""
+    if launch.spec.kind != "loop" or len(comp.outputs) != 1:
+        return ()
+    out = comp.instrs[comp.outputs[0]]
+    full = tuple(range(launch.spec.rank))
+    ok = []
+    for j, a in enumerate(operands):
+        if not isinstance(a, np.ndarray) or a.shape != out.shape or a.dtype != out.dtype:
+            continue
+        reads = [(p, dims) for p, dims in launch.spec.loads
+                 if comp.instrs[_load_base(comp, p)].opcode == "parameter"
+                 and comp.instrs[_load_base(comp, p)].attr("index") == j]
+        if reads and all(comp.instrs[p].opcode == "parameter" and dims == full
+                         for p, dims in reads):
+            ok.append(j)
+    return tuple(ok)
+
+
+def _donate(results: list, head: list, operands: list, donors: tuple, candidates: tuple) -> None:
+    """Write the result into a dead operand's buffer (XLA's buffer donation for kernels)."""
+    for j in donors:
+        if j in candidates:
+            a = operands[j]
+            results[0] = a
+            head[0] = a.reshape(head[0].shape)
+            stats.bump("buffers_donated")
+            return
 
 
 def _load_base(comp: Module, i: int) -> int:
@@ -240,9 +274,12 @@ def _load_base(comp: Module, i: int) -> int:
     return i
 
 
-def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None) -> list:
+def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
+                  donors: tuple) -> list:
     results = [np.empty(shape, dtype) for shape, dtype, _ in p.outs]
     args = [r.reshape(k) for r, (_, _, k) in zip(results, p.outs, strict=True)]
+    if donors and p.candidates:
+        _donate(results, args, operands, donors, p.candidates)
     args += [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
     args += [operands[j] for j in p.src]
     args += p.tail
@@ -272,7 +309,7 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None)
 
 
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
-               serial: bool = False) -> list:
+               serial: bool = False, donors: tuple = ()) -> list:
     """Run one fusion on NumPy operands (`serial`: never the parallel kernel, for callers that
     already run one fusion per thread, such as the dask backend's chunk tasks)."""
     comp: Module = ins.value
@@ -281,14 +318,14 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
         known = _prepared.get(comp)
         p = known.get(lkey) if known is not None else None
         if p is not None:
-            return _run_prepared(p, ins, operands, trace)
+            return _run_prepared(p, ins, operands, trace, donors)
     launch = plan(comp, operands)
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
     if trace is None:
         if dry:
             return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
-        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial)
+        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors)
     # a hit needs a built kernel (explain's plan renders, never builds)
     status = "interpreted" if entry.source is None or launch.empty else (
         "hit" if hit and entry.kernel is not None else "miss")
@@ -300,13 +337,13 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
     record.compiled = not (entry.source is None or launch.empty or entry.kernel)
     t0 = time.perf_counter()
     try:
-        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial)
+        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors)
     finally:
         record.seconds = time.perf_counter() - t0
 
 
 def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
-                hit: bool, lkey: tuple | None, serial: bool = False) -> list:
+                hit: bool, lkey: tuple | None, serial: bool = False, donors: tuple = ()) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return interpret(comp, operands)
@@ -321,6 +358,8 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             stats.bump("background_interpreted")
             return interpret(comp, operands)
     fresh = [(a.shape, a.flat[0], a.dtype) for a in head[len(results):]]  # partials' inits
+    if donors:
+        _donate(results, head, operands, donors, _donor_candidates(comp, launch, operands))
     for attempt in (0, 1):
         try:
             _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
@@ -409,17 +448,30 @@ def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = 
         entry.origin = built
 
 
-_last_uses: dict[Module, list[int]] = {}  # module -> per instruction, its last reader
+_last_uses: dict[Module, list[int]] = {}  # module -> per instruction, its buffer's last reader
+
+
+def _buffer_last_uses(m: Module) -> list[int]:
+    """Per instruction, the last instruction that reads its buffer, directly or through a
+    view of it (a view taken early and read late keeps the buffer alive)."""
+    last = [-1] * len(m.instrs)
+    for i, ins in enumerate(m.instrs):
+        for o in ins.operands:
+            last[o] = i
+    for o in m.outputs:
+        last[o] = len(m.instrs)  # results outlive the execution
+    for i in range(len(m.instrs) - 1, -1, -1):
+        if m.instrs[i].opcode in MOVEMENT:
+            base = m.instrs[i].operands[0]
+            last[base] = max(last[base], last[i])
+    return last
 
 
 def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
     vals: list = [None] * len(m.instrs)
     last_use = _last_uses.get(m)
     if last_use is None:
-        last_use = [-1] * len(m.instrs)
-        for i, ins in enumerate(m.instrs):
-            for o in ins.operands:
-                last_use[o] = i
+        last_use = _buffer_last_uses(m)
         if len(_last_uses) >= PREPARED_COMPUTATIONS:
             _last_uses.clear()
         _last_uses[m] = last_use
@@ -432,7 +484,9 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         elif op in MOVEMENT:
             vals[i] = apply_movement(ins, vals[ins.operands[0]])
         elif op == "fusion":
-            out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry)
+            donors = () if dry else tuple(
+                k for k, o in enumerate(ins.operands) if _donatable(m, i, o, last_use, vals[o]))
+            out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, donors=donors)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
