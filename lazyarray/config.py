@@ -1,6 +1,7 @@
 """Options: environment variables at import, `options(...)` context manager to override.
 
-    LAZYARRAY_BACKEND           "cpu" (Numba, default) or "numpy" (the reference interpreter)
+    LAZYARRAY_BACKEND           "cpu" (Numba, default), "numpy" (the reference interpreter) or
+                                "cuda" (Numba CUDA kernels, data resident on the GPU)
     LAZYARRAY_EAGER_THRESHOLD   element count below which the interpreter runs a graph
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
 """
@@ -12,7 +13,7 @@ import contextvars
 import os
 from dataclasses import dataclass, replace
 
-BACKENDS = ("cpu", "numpy")
+BACKENDS = ("cpu", "numpy", "cuda")
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,9 @@ def options(**overrides):
 
     Parameters
     ----------
-    backend : {"cpu", "numpy"}
-        Where materialization runs: Numba kernels, or NumPy's reference interpreter.
+    backend : {"cpu", "numpy", "cuda"}
+        Where materialization runs: Numba kernels, NumPy's reference interpreter, or Numba
+        CUDA kernels on the GPU (see docs/cuda.md).
     eager_threshold : int
         Graphs whose largest array has fewer elements run on the interpreter (0: always
         compile on the cpu backend).

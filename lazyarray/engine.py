@@ -43,12 +43,22 @@ def optimize(module: Module) -> Module:
 _STRICT = ("raise", "call", "log")
 
 
+def on_device(order: list[Node]) -> bool:
+    """Does this evaluation run on the GPU? With backend="cuda", or when any input already
+    lives there (computation follows data, as in the Array API)."""
+    if config.get().backend == "cuda":
+        return True
+    return any(n.device is not None for n in order if n.op == "buffer")
+
+
 def _use_interpreter(nodes: list[Node]) -> bool:
     o = config.get()
     if o.backend == "numpy":
         return True
     if any(v in _STRICT for v in np.geterr().values()):
         return True  # np.errstate(...="raise"): NumPy's own loops report, kernels cannot
+    if any(not n.on_host for n in nodes if n.op == "buffer"):
+        return False  # small work on GPU-resident data stays there (no transfer)
     threshold = o.eager_threshold
     return all(math.prod(n.shape) < threshold for n in nodes)
 
@@ -85,6 +95,14 @@ def materialize(nodes: list[Node]) -> None:
         if _use_interpreter(order):
             stats.bump("interpreter_runs")
             outs = interpret_graph(order, pending)
+        elif on_device(order):
+            from lazyarray.backends import numba_cuda
+
+            module, args = lower(pending, order, leaf=numba_cuda.device_leaf)
+            outs = numba_cuda.execute(optimize(module), args)
+            for node, flat in zip(pending, outs, strict=True):
+                node.realize_device(flat)
+            return
         else:
             module, args = lower(pending, order)
             outs = execute(optimize(module), args)
@@ -134,9 +152,16 @@ def explain(nodes: list[Node]) -> Report:
     with _lock:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         order = toposort(pending)
-        module, args = lower(pending, order)
-        optimized = run_pipeline(module)
         trace = Trace()
-        execute(optimized, args, trace, dry=True)
+        if on_device(order):
+            from lazyarray.backends import numba_cuda
+
+            module, args = lower(pending, order, leaf=numba_cuda.peek_leaf)
+            optimized = run_pipeline(module)
+            numba_cuda.execute(optimized, args, trace, dry=True)
+        else:
+            module, args = lower(pending, order)
+            optimized = run_pipeline(module)
+            execute(optimized, args, trace, dry=True)
         return Report(print_module(module), print_module(optimized), trace.kernels,
                       _use_interpreter(order), trace.updates)
