@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import TINY, Array, as_node
+from lazyarray.array import TINY, Array, _device_name, as_node
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
 
@@ -30,6 +30,11 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     lazyarray notes: a NumPy array is copied on entry, so a later change to it is never seen
     by a graph built from it (the one deliberate deviation from NumPy's aliasing ``asarray``).
     """
+    if device is not None:  # "cpu" or "cuda": the data is placed there (Array API)
+        out = asarray(a, dtype, order, copy=copy)
+        if _device_name(device) == "cpu" and out.device == "cpu":
+            return out
+        return out.to_device(device)
     if isinstance(a, Array):
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:

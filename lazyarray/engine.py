@@ -44,11 +44,11 @@ _STRICT = ("raise", "call", "log")
 
 
 def on_device(order: list[Node]) -> bool:
-    """Does this evaluation run on the GPU? With backend="cuda", or when any input already
-    lives there (computation follows data, as in the Array API)."""
+    """Does this evaluation run on the GPU? With backend="cuda", or when any input lives only
+    there (computation follows data, as in the Array API)."""
     if config.get().backend == "cuda":
         return True
-    return any(n.device is not None for n in order if n.op == "buffer")
+    return any(not n.on_host for n in order if n.op == "buffer")
 
 
 def _use_interpreter(nodes: list[Node]) -> bool:
