@@ -102,9 +102,12 @@ def pytest_runtest_call(item):
     yield
 
 
+# LAZYARRAY_TEST_BACKEND=cuda (under NUMBA_ENABLE_CUDASIM=1, see tests/test_cuda.py) runs the
+# same differential tests with the CUDA backend as the compiled one
+COMPILED_BACKEND = os.environ.get("LAZYARRAY_TEST_BACKEND", "cpu")
 MODES = {
     "interp": dict(backend="numpy"),
-    "compiled": dict(backend="cpu", eager_threshold=0),
+    "compiled": dict(backend=COMPILED_BACKEND, eager_threshold=0),
 }
 
 
@@ -118,7 +121,7 @@ def mode(request):
 @pytest.fixture
 def compiled():
     """Force compiled kernels for every evaluation (no interpreter tier)."""
-    with la.options(backend="cpu", eager_threshold=0):
+    with la.options(backend=COMPILED_BACKEND, eager_threshold=0):
         yield
 
 
