@@ -47,9 +47,40 @@ from numba import config as _numba_config, cuda
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 # threads per block (a power of two: the shared-memory trees halve it). The simulator runs
 # every thread as a Python thread, so it gets small blocks and few of them.
-BLOCK = 16 if SIMULATOR else 256
-MAX_BLOCKS = 4 if SIMULATOR else 4096
+BLOCK = 4 if SIMULATOR else 256
+MAX_BLOCKS = 2 if SIMULATOR else 4096
+SPLIT_TARGET = 4 if SIMULATOR else 1024  # blocks a reduction aims to spread over
 PREFIX = "lazyarray_cuda_"
+
+
+def _simulator_shared_arrays_thread_safe() -> None:
+    """The simulator allocates a block's shared array on the first thread that asks, with a
+    check-then-insert that two threads can interleave (each then holds its own array, and the
+    tree reduction reads garbage). Same keying (caller's file and line), under a lock."""
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:
+            return original(self, shape, dtype, alignment)
+        if not isinstance(dtype, np.dtype):
+            dtype = numpy_support.as_dtype(dtype)
+        frame = sys._getframe(1)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
+        with lock:
+            res = self._allocations.get(caller)
+            if res is None:
+                res = self._allocations[caller] = np.empty(shape, dtype)
+        return res
+
+    original = kernelapi.FakeCUDAShared.array
+    kernelapi.FakeCUDAShared.array = array
+
+
+if SIMULATOR:
+    _simulator_shared_arrays_thread_safe()
 
 
 # ---- transfers -----------------------------------------------------------------------------
@@ -131,13 +162,14 @@ class _Proxies:
     memory), so NumPy computes views and the layout plan."""
 
     def __init__(self):
-        self._bases: dict[int, np.ndarray] = {}
+        # id(device buffer) -> (the buffer, kept alive so that its id is not reused; proxy)
+        self._bases: dict[int, tuple[object, np.ndarray]] = {}
 
     def base(self, v: DView) -> np.ndarray:
-        b = self._bases.get(id(v.base))
-        if b is None:
-            b = self._bases[id(v.base)] = np.zeros(_size(v.base), v.dtype)
-        return b
+        hit = self._bases.get(id(v.base))
+        if hit is None:
+            hit = self._bases[id(v.base)] = (v.base, np.zeros(_size(v.base), v.dtype))
+        return hit[1]
 
     def of(self, v: DView) -> np.ndarray:
         b = self.base(v)
@@ -369,9 +401,9 @@ def _scalar_arg_count(dev) -> int:
 def split_count(nkept: int, nred: int) -> int:
     """Blocks per output element of a reduction: enough blocks in all to fill the GPU, and a
     count that depends only on the sizes (so sums are deterministic run to run)."""
-    if nkept >= MAX_BLOCKS // 4:
+    if nkept >= SPLIT_TARGET:
         return 1
-    return max(1, min(-(-nred // (BLOCK * 8)), (MAX_BLOCKS // 4) // max(nkept, 1)))
+    return max(1, min(-(-nred // (BLOCK * 8)), SPLIT_TARGET // max(nkept, 1)))
 
 
 # ---- library calls -------------------------------------------------------------------------
