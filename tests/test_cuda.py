@@ -15,8 +15,6 @@ import sys
 
 import pytest
 
-pytest.importorskip("numba.cuda")
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIFFERENTIAL = ["tests/test_reductions.py", "tests/test_elementwise.py",
                 "tests/test_programs.py", "tests/test_views.py"]

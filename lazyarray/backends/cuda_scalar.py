@@ -18,13 +18,19 @@ from numba import config, cuda
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
 if SIMULATOR:
-    fmath = types.SimpleNamespace(
-        sqrt=np.sqrt, exp=np.exp, expm1=np.expm1, log=np.log, log2=np.log2, log10=np.log10,
-        log1p=np.log1p, sin=np.sin, cos=np.cos, tan=np.tan, asin=np.arcsin, acos=np.arccos,
-        atan=np.arctan, atan2=np.arctan2, hypot=np.hypot, sinh=np.sinh, cosh=np.cosh,
-        tanh=np.tanh, asinh=np.arcsinh, acosh=np.arccosh, atanh=np.arctanh, floor=np.floor,
-        ceil=np.ceil, trunc=np.trunc, copysign=np.copysign, fmod=np.fmod, pow=np.power,
-        fabs=np.fabs, isinf=np.isinf, isfinite=np.isfinite, inf=math.inf, nan=math.nan)
+    def _array_loop(f):
+        """NumPy's array loop on 1-element arrays (its scalar paths differ at some edges, e.g.
+        pow(-inf, 0.5)); the GPU's libdevice follows C99, as the array loops do."""
+        return lambda *xs: f(*(np.reshape(x, 1) for x in xs))[0]
+
+    fmath = types.SimpleNamespace(inf=math.inf, nan=math.nan, **{
+        name: _array_loop(f) for name, f in dict(
+            sqrt=np.sqrt, exp=np.exp, expm1=np.expm1, log=np.log, log2=np.log2,
+            log10=np.log10, log1p=np.log1p, sin=np.sin, cos=np.cos, tan=np.tan, asin=np.arcsin,
+            acos=np.arccos, atan=np.arctan, atan2=np.arctan2, hypot=np.hypot, sinh=np.sinh,
+            cosh=np.cosh, tanh=np.tanh, asinh=np.arcsinh, acosh=np.arccosh, atanh=np.arctanh,
+            floor=np.floor, ceil=np.ceil, trunc=np.trunc, copysign=np.copysign, fmod=np.fmod,
+            pow=np.power, fabs=np.fabs, isinf=np.isinf, isfinite=np.isfinite).items()})
 else:
     fmath = math
 

@@ -51,7 +51,7 @@ import lazyarray.backends.cuda_scalar as _c
 """
 
 # op -> template over operands {0}, {1}, ...; "f:"/"i:" variants by operand kind below
-_T = {
+CUDA_TEMPLATES = {
     "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
     "divide": "_c.divide({0}, {1})", "negative": "(-{0})", "positive": "(+{0})",
     "square": "({0} * {0})", "absolute": "abs({0})", "fabs": "_m.fabs({0})",
@@ -83,12 +83,12 @@ _T = {
     "left_shift": "_c.left_shift({0}, {1}, {bits})",
     "right_shift": "_c.right_shift({0}, {1}, {bits})",
 }
-_INT_T = {  # integer/bool operands where the float form differs
+INT_TEMPLATES = {  # integer/bool operands where the float form differs
     "invert": "(~{0})", "floor": "{0}", "ceil": "{0}", "trunc": "{0}",
     "floor_divide": "_c.floor_divide_i({0}, {1})", "remainder": "_c.remainder_i({0}, {1})",
     "fmod": "_c.fmod_i({0}, {1})",
 }
-_BOOL_T = {"invert": "({0} == 0)", "add": "({0} or {1})", "multiply": "({0} and {1})",
+BOOL_TEMPLATES = {"invert": "({0} == 0)", "add": "({0} or {1})", "multiply": "({0} and {1})",
            "absolute": "{0}", "maximum": "({0} or {1})", "minimum": "({0} and {1})"}
 # complex operands: only what is exact (the CPU backend draws the same line)
 _COMPLEX = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "equal",
@@ -122,12 +122,12 @@ def template(comp: Module, i: int) -> str:
     if any(d.kind == "c" for d in ops) or ins.dtype.kind == "c":
         if name not in _COMPLEX:
             raise Unsupported(f"{name} on complex (cuda)")
-    if kind == "b" and name in _BOOL_T:
-        t = _BOOL_T[name]
-    elif kind in "biu" and name in _INT_T:
-        t = _INT_T[name]
-    elif name in _T:
-        t = _T[name]
+    if kind == "b" and name in BOOL_TEMPLATES:
+        t = BOOL_TEMPLATES[name]
+    elif kind in "biu" and name in INT_TEMPLATES:
+        t = INT_TEMPLATES[name]
+    elif name in CUDA_TEMPLATES:
+        t = CUDA_TEMPLATES[name]
     else:
         raise Unsupported(f"{name} (cuda)")
     if name in _FLOAT_ONLY and kind not in "fc":
@@ -430,7 +430,7 @@ def render_matmul(dtype: np.dtype, tile: int = MATMUL_TILE) -> str:
 
 def supported(name: str) -> bool:
     """Does the CUDA code generator have a template for elementwise op `name`?"""
-    return name in _T or name in _INT_T or name in _BOOL_T
+    return name in CUDA_TEMPLATES or name in INT_TEMPLATES or name in BOOL_TEMPLATES
 
 
 __all__ = ["CUDA_CODEGEN_VERSION", "PRELUDE", "Unsupported", "render", "render_copy",

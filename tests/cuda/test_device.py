@@ -1,6 +1,8 @@
 """The CUDA backend on the simulator: device residency, counted transfers and fallbacks,
 the kernel cache, library calls and writes (differential against NumPy throughout)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -22,8 +24,8 @@ def moved() -> dict:
     return {k: c[k] for k in ("h2d_transfers", "d2h_transfers")}
 
 
-def test_simulator_is_on():
-    assert numba_cuda.SIMULATOR
+def test_simulator_is_on_when_asked():
+    assert numba_cuda.SIMULATOR == (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1")
 
 
 def test_chain_of_evaluations_moves_no_data():
