@@ -82,9 +82,9 @@ def sign(x):
     if x != x:
         return x
     if x > 0:
-        return x - x + 1
+        return 1
     if x < 0:
-        return x - x - 1
+        return -1
     return x - x
 
 

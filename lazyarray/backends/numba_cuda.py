@@ -19,6 +19,7 @@ code beside them), in the same versioned directory as the CPU kernels.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import math
@@ -50,7 +51,7 @@ SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 BLOCK = 4 if SIMULATOR else 256
 MAX_BLOCKS = 2 if SIMULATOR else 4096
 SPLIT_TARGET = 4 if SIMULATOR else 1024  # blocks a reduction aims to spread over
-PREFIX = "lazyarray_cuda_"
+PREFIX = diskcache.PREFIX + "cuda_"  # counted, evicted and cleared with the CPU kernels
 
 
 def _simulator_shared_arrays_thread_safe() -> None:
@@ -212,13 +213,23 @@ def _entry(k: tuple, make) -> tuple[Entry, bool]:
         e = _cache.get(k)
     if e is not None:
         return e, True
-    key = hashlib.sha256(f"cuda{cg.CUDA_CODEGEN_VERSION}\n{k}".encode()).hexdigest()[:24]
+    key = hashlib.sha256(f"cuda{cg.CUDA_CODEGEN_VERSION}\n{_helpers_hash()}\n{k}".encode()
+                         ).hexdigest()[:24]
     try:
         e = Entry(key, make())
     except cg.Unsupported as why:
         e = Entry(key, None, reason=str(why))
     with _lock:
         return _cache.setdefault(k, e), False
+
+
+@functools.lru_cache(maxsize=1)
+def _helpers_hash() -> str:
+    """The device functions kernels call: Numba's cache does not see changes in them."""
+    from lazyarray.backends import cuda_scalar
+
+    with open(cuda_scalar.__file__, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:8]
 
 
 def _module(entry: Entry):
@@ -239,6 +250,7 @@ def _module(entry: Entry):
         sys.modules[name] = module
         spec.loader.exec_module(module)
         entry.module = module
+        diskcache.evict(diskcache.cache_dir())
     return entry.module
 
 

@@ -92,7 +92,7 @@ BOOL_TEMPLATES = {"invert": "({0} == 0)", "add": "({0} or {1})", "multiply": "({
            "absolute": "{0}", "maximum": "({0} or {1})", "minimum": "({0} and {1})"}
 # complex operands: only what is exact (the CPU backend draws the same line)
 _COMPLEX = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "equal",
-            "not_equal", "isnan", "square"}
+            "not_equal", "isnan"}
 _FLOAT_ONLY = {"sqrt", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sin", "cos",
                "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinh", "cosh",
                "tanh", "arcsinh", "arccosh", "arctanh", "copysign", "deg2rad", "radians",

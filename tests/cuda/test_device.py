@@ -194,3 +194,22 @@ def test_where_clip_astype_on_device():
     assert_like_numpy(np.asarray((x * 2).astype(np.int16)[[0, 1, 2, 3, 5]]),
                       (a * 2).astype(np.int16)[[0, 1, 2, 3, 5]])
     assert la.cache_info()["host_fallbacks"] == 0
+
+
+def test_kernels_persist_on_disk(tmp_path):
+    import glob
+
+    from lazyarray.runtime import diskcache
+
+    with la.options(cache_dir=str(tmp_path)):
+        la.cache_clear()
+        x = la.asarray(np.arange(12.0), device="cuda")
+        np.asarray(la.cos(x) - 3)
+        files = glob.glob(f"{diskcache.cache_dir()}/{numba_cuda.PREFIX}*.py")
+        assert len(files) == 1 and "def kernel(" in open(files[0]).read()
+        writes = la.cache_info()["disk_writes"]
+        la.cache_clear()  # a fresh in-memory cache finds the same file: not rewritten
+        np.asarray(la.cos(x) - 4)
+        c = la.cache_info()
+        assert c["misses"] == 1 and c["disk_writes"] == 0 and writes == 1
+        assert diskcache.info()["kernels"] == 1
