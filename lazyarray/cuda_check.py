@@ -154,7 +154,8 @@ def benchmarks(la, quick: bool) -> list[dict]:
 
 def run_tests() -> int:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, LAZYARRAY_TEST_BACKEND="cuda", HYPOTHESIS_PROFILE="sim")
+    env = dict(os.environ, LAZYARRAY_TEST_BACKEND="cuda", HYPOTHESIS_PROFILE="sim",
+               LAZYARRAY_CUDA_STRICT="1")
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "tests/cuda", "tests/test_reductions.py",
            "tests/test_elementwise.py", "tests/test_programs.py", "tests/test_views.py",
            "-k", "compiled or not interp"]

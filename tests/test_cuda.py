@@ -22,7 +22,7 @@ DIFFERENTIAL = ["tests/test_reductions.py", "tests/test_elementwise.py",
 
 def _run_simulated(args: list[str], tmp_path) -> None:
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", LAZYARRAY_TEST_BACKEND="cuda",
-               HYPOTHESIS_PROFILE="sim",
+               HYPOTHESIS_PROFILE="sim", LAZYARRAY_CUDA_STRICT="1",
                LAZYARRAY_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT + os.pathsep
                + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

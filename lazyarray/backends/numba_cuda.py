@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import importlib.util
 import math
 import os
@@ -51,6 +52,9 @@ SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 BLOCK = 4 if SIMULATOR else 256
 MAX_BLOCKS = 2 if SIMULATOR else 4096
 SPLIT_TARGET = 4 if SIMULATOR else 1024  # blocks a reduction aims to spread over
+log = logging.getLogger("lazyarray")
+# tests: a kernel that fails to build or run raises instead of falling back to the host
+STRICT = os.environ.get("LAZYARRAY_CUDA_STRICT") == "1"
 PREFIX = diskcache.PREFIX + "cuda_"  # counted, evicted and cleared with the CPU kernels
 
 
@@ -355,6 +359,24 @@ def run_fusion(ins, operands: list, proxies: _Proxies, trace: Trace | None, dry:
             stats.bump("host_fallbacks")
         return [_upload(r) for r in interpret(comp, [_host(v) for v in operands])]
     stats.bump("hits" if hit else "misses")
+    try:
+        return _launch_fusion(entry, comp, launch, host_ops, source_of, scalar_points, dev,
+                              proxies)
+    except Exception as exc:  # never a wrong answer: the host runs it, with a warning
+        if STRICT:
+            raise
+        log.warning("lazyarray: CUDA kernel %s failed (%s); running it on the host",
+                    entry.key, exc)
+        entry.source, entry.reason = None, str(exc)
+        stats.bump("fallbacks")
+        stats.bump("host_fallbacks")
+        return [_upload(r) for r in interpret(comp, [_host(v) for v in operands])]
+
+
+def _launch_fusion(entry, comp, launch, host_ops, source_of, scalar_points, dev, proxies):
+    """Allocate the outputs on the device and launch the fusion's kernel(s)."""
+    spec = launch.spec
+    outs = [comp.instrs[o] for o in comp.outputs]
     module = _module(entry)
     sizes = launch.sizes
     results = [DView.whole(empty(math.prod(o.shape), o.dtype), o.shape, o.dtype, fresh=True)

@@ -213,3 +213,18 @@ def test_kernels_persist_on_disk(tmp_path):
         c = la.cache_info()
         assert c["misses"] == 1 and c["disk_writes"] == 0 and writes == 1
         assert diskcache.info()["kernels"] == 1
+
+
+def test_a_kernel_that_fails_runs_on_the_host(monkeypatch, caplog):
+    def broken(entry):
+        raise RuntimeError("no such kernel")
+
+    monkeypatch.setattr(numba_cuda, "_module", broken)
+    monkeypatch.setattr(numba_cuda, "STRICT", False)
+    a = np.arange(7.0)
+    x = la.asarray(a, device="cuda")
+    with caplog.at_level("WARNING", logger="lazyarray"):
+        r = np.asarray(la.arctan(x) * 3 - 0.25)
+    assert_like_numpy(r, np.arctan(a) * 3 - 0.25)
+    assert "running it on the host" in caplog.text
+    assert la.cache_info()["host_fallbacks"] == 1
