@@ -360,7 +360,7 @@ class Array:
         """Compute the storage's current version (as NumPy would hold it), then view it."""
         engine.materialize([self._storage.node])
         node = self._node
-        engine.materialize([node])
+        engine.materialize([node], host=True)  # a view of the computed base: NumPy's view
         return node.value
 
     def __array__(self, dtype=None, copy=None):

@@ -84,8 +84,11 @@ def interpret_graph(order: list[Node], roots: list[Node]) -> list[np.ndarray]:
     return [vals[id(r)] for r in roots]
 
 
-def materialize(nodes: list[Node]) -> None:
-    """Compute every pending node in `nodes` in one pass and turn each into a buffer leaf."""
+def materialize(nodes: list[Node], host: bool = False) -> None:
+    """Compute every pending node in `nodes` in one pass and turn each into a buffer leaf.
+
+    `host`: compute on the host even if inputs live on the GPU (a view being observed: its
+    base is fetched once, then NumPy applies the view)."""
     with _lock:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         if not pending:
@@ -95,7 +98,7 @@ def materialize(nodes: list[Node]) -> None:
         if _use_interpreter(order):
             stats.bump("interpreter_runs")
             outs = interpret_graph(order, pending)
-        elif on_device(order):
+        elif not host and on_device(order):
             from lazyarray.backends import numba_cuda
 
             module, args = lower(pending, order, leaf=numba_cuda.device_leaf)

@@ -259,9 +259,30 @@ def _render_loop(comp: Module, spec: Spec, dev) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _epilogue_inputs(comp: Module, epi: set[int]) -> list[str]:
+    """Elementwise values the epilogue reads that are not derived from a reduction (computed
+    from scalar loads only): recomputed in the combine kernel."""
+    need: set[int] = set()
+    for i in sorted(epi, reverse=True):
+        for o in comp.instrs[i].operands:
+            if comp.instrs[o].is_elementwise and o not in epi:
+                need.add(o)
+    work = list(need)
+    while work:
+        for o in comp.instrs[work.pop()].operands:
+            if comp.instrs[o].is_elementwise:
+                if o not in need:
+                    need.add(o)
+                    work.append(o)
+            elif comp.instrs[o].opcode not in ("parameter", "constant", "broadcast", "reshape"):
+                raise Unsupported("an epilogue input that is not a scalar")
+    return [f"x{i} = {template(comp, i)}" for i in sorted(need)]
+
+
 def _finish(comp: Module, epi: set[int]) -> list[str]:
     """After the accumulators: results, reshapes of them (aliases), then the epilogue."""
     lines = [f"x{r} = acc{k}" for k, r in enumerate(_reductions(comp))]
+    lines += _epilogue_inputs(comp, epi)
     alias: set[int] = set()
     for i, ins in enumerate(comp.instrs):
         if ins.opcode == "reshape" and (comp.instrs[ins.operands[0]].opcode == "reduce"
