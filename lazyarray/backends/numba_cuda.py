@@ -27,6 +27,7 @@ import math
 import os
 import sys
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,7 +204,8 @@ class Entry:
     reason: str = ""
 
 
-_cache: dict[tuple, Entry] = {}
+MAX_KERNELS_IN_MEMORY = 2048  # least recently used entries beyond this are dropped
+_cache: OrderedDict[tuple, Entry] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -215,6 +217,8 @@ def cache_clear() -> None:
 def _entry(k: tuple, make) -> tuple[Entry, bool]:
     with _lock:
         e = _cache.get(k)
+        if e is not None:
+            _cache.move_to_end(k)
     if e is not None:
         return e, True
     key = hashlib.sha256(f"cuda{cg.CUDA_CODEGEN_VERSION}\n{_helpers_hash()}\n{k}".encode()
@@ -224,7 +228,10 @@ def _entry(k: tuple, make) -> tuple[Entry, bool]:
     except cg.Unsupported as why:
         e = Entry(key, None, reason=str(why))
     with _lock:
-        return _cache.setdefault(k, e), False
+        e = _cache.setdefault(k, e)
+        while len(_cache) > MAX_KERNELS_IN_MEMORY:
+            _cache.popitem(last=False)
+    return e, False
 
 
 @functools.lru_cache(maxsize=1)
@@ -520,7 +527,16 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
 
 
 def _dv(v) -> DView:
-    return v if isinstance(v, DView) else _upload(v)
+    """A device view of v; a host constant broadcast (all strides 0) is filled on the device,
+    not uploaded."""
+    if isinstance(v, DView):
+        return v
+    v = np.asarray(v)
+    if v.size > 1 and not any(v.strides):
+        out = DView.whole(empty(v.size, v.dtype), v.shape, v.dtype, fresh=True)
+        copy_into(out, v.reshape(-1)[:1])
+        return out
+    return _upload(v)
 
 
 def _flat(v):

@@ -228,3 +228,17 @@ def test_a_kernel_that_fails_runs_on_the_host(monkeypatch, caplog):
     assert_like_numpy(r, np.arctan(a) * 3 - 0.25)
     assert "running it on the host" in caplog.text
     assert la.cache_info()["host_fallbacks"] == 1
+
+
+def test_creation_on_the_device():
+    z = la.zeros((3, 4), dtype=np.int32, device="cuda")
+    o = la.ones(5, device="cuda")
+    f = la.full((2, 2), 7.5, device="cuda")
+    r = la.arange(6, device="cuda")
+    assert z.device == o.device == f.device == r.device == "cuda"
+    assert la.cache_info()["h2d_transfers"] == 1  # arange's data; the fills run on the device
+    assert_like_numpy(np.asarray(z), np.zeros((3, 4), np.int32))
+    assert_like_numpy(np.asarray(o + r[:5]), np.ones(5) + np.arange(5))
+    assert_like_numpy(np.asarray(f), np.full((2, 2), 7.5))
+    with pytest.raises(ValueError, match="unsupported device"):
+        la.zeros(3, device="npu")
