@@ -127,13 +127,13 @@ def benchmarks(la, quick: bool) -> list[dict]:
             a, b, c, d, e = (la.asarray(rng.random(n).astype(dt), device="cuda") for _ in range(5))
             item = np.dtype(dt).itemsize
 
-            def elementwise():
+            def elementwise(a=a, b=b, c=c, d=d, e=e):
                 la.evaluate(a * b + c * d - la.sin(e))
 
-            def reduction():
+            def reduction(a=a, b=b):
                 la.evaluate(la.sqrt(((a - b) ** 2).sum()))
 
-            def rowsoftmax():
+            def rowsoftmax(a=a):
                 x = a.reshape(-1, 1024)
                 ex = la.exp(x - x.max(axis=-1, keepdims=True))
                 la.evaluate(ex / ex.sum(axis=-1, keepdims=True))
@@ -163,8 +163,9 @@ def run_tests() -> int:
 
 
 def main(args: list[str]) -> int:
-    import lazyarray as la
     from numba import cuda
+
+    import lazyarray as la
 
     quick, with_tests = "--quick" in args, "--tests" in args
     out = args[args.index("--json") + 1] if "--json" in args else None

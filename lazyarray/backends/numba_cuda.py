@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 import importlib.util
+import logging
 import math
 import os
 import sys
@@ -31,6 +31,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
+from numba import config as _numba_config
+from numba import cuda
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray import stats
@@ -44,8 +46,6 @@ from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import diskcache
 from lazyarray.runtime.executor import KernelRecord, Trace
 from lazyarray.runtime.layout import _base, _value, plan
-
-from numba import config as _numba_config, cuda
 
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 # threads per block (a power of two: the shared-memory trees halve it). The simulator runs
@@ -451,7 +451,7 @@ def split_count(nkept: int, nred: int) -> int:
 
 def _vendor_matmul():
     try:
-        import cupy  # noqa: F401
+        import cupy
     except Exception:
         return None
     return cupy

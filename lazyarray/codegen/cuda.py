@@ -454,6 +454,17 @@ def supported(name: str) -> bool:
     return name in CUDA_TEMPLATES or name in INT_TEMPLATES or name in BOOL_TEMPLATES
 
 
-__all__ = ["CUDA_CODEGEN_VERSION", "PRELUDE", "Unsupported", "render", "render_copy",
-           "render_fill", "render_matmul", "signature", "combine_signature", "supported",
-           "template", "OPS"]
+__all__ = [
+    "CUDA_CODEGEN_VERSION",
+    "OPS",
+    "PRELUDE",
+    "Unsupported",
+    "combine_signature",
+    "render",
+    "render_copy",
+    "render_fill",
+    "render_matmul",
+    "signature",
+    "supported",
+    "template",
+]

@@ -5,11 +5,10 @@ import os
 
 import numpy as np
 import pytest
+from helpers import assert_like_numpy
 
 import lazyarray as la
 from lazyarray.backends import numba_cuda
-
-from helpers import assert_like_numpy
 
 
 @pytest.fixture(autouse=True)
@@ -206,7 +205,8 @@ def test_kernels_persist_on_disk(tmp_path):
         x = la.asarray(np.arange(12.0), device="cuda")
         np.asarray(la.cos(x) - 3)
         files = glob.glob(f"{diskcache.cache_dir()}/{numba_cuda.PREFIX}*.py")
-        assert len(files) == 1 and "def kernel(" in open(files[0]).read()
+        with open(files[0]) as f:
+            assert len(files) == 1 and "def kernel(" in f.read()
         writes = la.cache_info()["disk_writes"]
         la.cache_clear()  # a fresh in-memory cache finds the same file: not rewritten
         np.asarray(la.cos(x) - 4)
