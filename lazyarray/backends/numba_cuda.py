@@ -45,7 +45,7 @@ from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import diskcache
 from lazyarray.runtime.executor import KernelRecord, Trace
-from lazyarray.runtime.layout import _base, _value, plan
+from lazyarray.runtime.layout import load_points, plan
 
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 # threads per block (a power of two: the shared-memory trees halve it). The simulator runs
@@ -340,12 +340,13 @@ def _upload(x) -> DView:
 def run_fusion(ins, operands: list, proxies: _Proxies, trace: Trace | None, dry: bool) -> list:
     comp: Module = ins.value
     host_ops = [proxies.of(v) if isinstance(v, DView) else np.asarray(v) for v in operands]
-    launch = plan(comp, host_ops)
+    source_of: dict[int, object] = {}  # load point -> its DView (or host value)
+    for p in load_points(comp):
+        _load_value(comp, p, operands, proxies, dry, source_of)
+    seeded = {p: proxies.of(v) if isinstance(v, DView) else v for p, v in source_of.items()}
+    launch = plan(comp, host_ops, seeded)
     spec = launch.spec
     scalar_points = [p for p, dims in spec.loads if dims is None]
-    source_of = {p: operands[comp.instrs[_base(comp, p)].attr("index")]
-                 if comp.instrs[_base(comp, p)].opcode == "parameter" else None
-                 for p, _ in spec.loads}
     dev = tuple(isinstance(source_of[p], DView) for p in scalar_points)
     masked = print_computation(comp, masked=True)
     entry, hit = _entry(("fusion", masked, spec, BLOCK, dev),
@@ -367,8 +368,7 @@ def run_fusion(ins, operands: list, proxies: _Proxies, trace: Trace | None, dry:
         return [_upload(r) for r in interpret(comp, [_host(v) for v in operands])]
     stats.bump("hits" if hit else "misses")
     try:
-        return _launch_fusion(entry, comp, launch, host_ops, source_of, scalar_points, dev,
-                              proxies)
+        return _launch_fusion(entry, comp, launch, source_of, scalar_points, dev, proxies)
     except Exception as exc:  # never a wrong answer: the host runs it, with a warning
         if STRICT:
             raise
@@ -380,7 +380,23 @@ def run_fusion(ins, operands: list, proxies: _Proxies, trace: Trace | None, dry:
         return [_upload(r) for r in interpret(comp, [_host(v) for v in operands])]
 
 
-def _launch_fusion(entry, comp, launch, host_ops, source_of, scalar_points, dev, proxies):
+def _load_value(comp: Module, p: int, operands: list, proxies: _Proxies, dry: bool,
+                memo: dict):
+    """A load point's value: its view chain applied to a device view, step by step (a step
+    NumPy cannot express as a view is gathered on the device first)."""
+    if p not in memo:
+        ins = comp.instrs[p]
+        if ins.opcode == "parameter":
+            memo[p] = operands[ins.attr("index")]
+        elif ins.opcode == "constant":
+            memo[p] = ins.value
+        else:
+            src = _load_value(comp, ins.operands[0], operands, proxies, dry, memo)
+            memo[p] = _move(ins, src, proxies, dry)
+    return memo[p]
+
+
+def _launch_fusion(entry, comp, launch, source_of, scalar_points, dev, proxies):
     """Allocate the outputs on the device and launch the fusion's kernel(s)."""
     spec = launch.spec
     outs = [comp.instrs[o] for o in comp.outputs]
@@ -398,12 +414,10 @@ def _launch_fusion(entry, comp, launch, host_ops, source_of, scalar_points, dev,
         view = proxies.view_of(v, arr)
         load_args += [v.base, view.offset, *view.strides]
         k += 1
-    memo: dict = {}
     for p, on_device in zip(scalar_points, dev, strict=True):
         if on_device:
-            v = source_of[p]
-            view = proxies.view_of(v, np.asarray(_value(comp, p, host_ops, memo)))
-            load_args += [v.base, view.offset]
+            v = source_of[p]  # its first element is where the view starts
+            load_args += [v.base, v.offset]
         else:
             load_args.append(launch.scalars[s])
         s += 1
