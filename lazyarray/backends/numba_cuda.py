@@ -53,6 +53,7 @@ SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 BLOCK = 4 if SIMULATOR else 256
 MAX_BLOCKS = 2 if SIMULATOR else 4096
 SPLIT_TARGET = 4 if SIMULATOR else 1024  # blocks a reduction aims to spread over
+COLUMNS_MIN = 8 if SIMULATOR else 4096  # kept elements from which column sums run per thread
 log = logging.getLogger("lazyarray")
 # tests: a kernel that fails to build or run raises instead of falling back to the host
 STRICT = os.environ.get("LAZYARRAY_CUDA_STRICT") == "1"
@@ -437,16 +438,25 @@ def _launch_fusion(entry, comp, launch, source_of, scalar_points, dev, proxies):
     else:
         nkept = math.prod(kept)
         nred = math.prod(n for n, r in zip(sizes, spec.reduced, strict=True) if r)
+        if spec.reduced and not spec.reduced[-1] and nkept >= COLUMNS_MIN:  # coalesced reads
+            _launch(module.kernel_columns, _grid(nkept), BLOCK,
+                    args + [empty(1, np.asarray(i).dtype) for i in _inits(comp)] + load_args
+                    + list(sizes) + _inits(comp) + [1])
+            return results
         nsplit = split_count(nkept, nred)
-        reds = [i for i in comp.instrs if i.opcode == "reduce"]
-        inits = [reduce_init(r.attr("to_apply"), cg.acc_dtype(r.attr("to_apply"), r.dtype))
-                 for r in reds]
+        inits = _inits(comp)
         parts = [empty(nsplit * nkept, np.asarray(i).dtype) for i in inits]
         _launch(module.kernel, max(1, min(MAX_BLOCKS, nkept * nsplit)), BLOCK,
                 args + parts + load_args + list(sizes) + inits + [nsplit])
         scal = load_args[len(load_args) - _scalar_arg_count(dev):]
         _launch(module.kernel_combine, _grid(nkept), BLOCK, args + parts + scal + [nkept, nsplit])
     return results
+
+
+def _inits(comp: Module) -> list:
+    """Start values of a fusion's reductions, in their accumulator dtypes."""
+    return [reduce_init(r.attr("to_apply"), cg.acc_dtype(r.attr("to_apply"), r.dtype))
+            for r in comp.instrs if r.opcode == "reduce"]
 
 
 def _scalar_arg_count(dev) -> int:

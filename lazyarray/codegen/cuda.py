@@ -19,6 +19,8 @@ the cache key:
   pair; threads stride over the chunk, then combine in shared memory (a fixed tree: the
   result is deterministic); thread 0 writes the block's partial. `kernel_combine` folds the
   partials of each output element in order and runs the epilogue (`sqrt(sum(...))`).
+  `kernel_columns` (many output elements along a kept innermost dim: column sums) gives
+  each thread one output element and loops over the reduced ones, so reads coalesce.
 - argreduce: one block per row; per-thread (value, index) candidates, combined in shared
   memory so that the first extreme (and the first NaN) wins, as in NumPy.
 - scan: one thread per row, serial along the row.
@@ -333,6 +335,20 @@ def _render_reduce(comp: Module, spec: Spec, block: int, dev) -> str:
     inner += _indent([f"part{k}[c * nkept + jj] = sh{k}[0]" for k in range(len(reds))])
     inner += ["cuda.syncthreads()"]
     lines += _indent(body) + _indent(inner, 2)
+
+    # alternative: one thread per output element, serial over the reduced elements. When the
+    # innermost dim is kept, neighbouring threads read neighbouring elements (coalesced):
+    # the launcher picks it for column sums of many columns
+    lines += ["", ""] + _head("kernel_columns", signature(comp, spec, dev))
+    cols = _scalar_lines(spec, dev) + [f"nkept = {_prod(kept)}", f"nred = {_prod(red)}",
+                                       "for jj in range(cuda.grid(1), nkept, cuda.gridsize(1)):"]
+    col = _unflatten("jj", kept, "q") + [f"acc{k} = init{k}" for k in range(len(reds))]
+    col += ["for r in range(nred):"]
+    col += _indent(_unflatten("r", red, "p") + _array_loads(spec) + _elementwise(comp, epi))
+    col += _indent([f"acc{k} = {step(k, f'acc{k}', f'x{comp.instrs[r].operands[0]}')}"
+                    for k, r in enumerate(reds)])
+    col += _finish(comp, epi)
+    lines += _indent(cols) + _indent(col, 2)
 
     # second kernel: fold each output element's partials in order, then the epilogue
     lines += ["", ""] + _head("kernel_combine", combine_signature(comp, spec, dev))

@@ -242,3 +242,17 @@ def test_creation_on_the_device():
     assert_like_numpy(np.asarray(f), np.full((2, 2), 7.5))
     with pytest.raises(ValueError, match="unsupported device"):
         la.zeros(3, device="npu")
+
+
+@pytest.mark.parametrize("shape, axis", [((7, 40), 0), ((3, 5, 12), (0, 1)), ((5, 3, 9), 1),
+                                         ((4, 6), 0)], ids=str)
+def test_column_reductions_one_thread_per_output(shape, axis):
+    """Many kept elements along the innermost dim: each thread loops over its column (the
+    path is taken from COLUMNS_MIN kept elements; (4, 6) stays on the block path)."""
+    a = np.random.default_rng(2).standard_normal(shape)
+    x = la.asarray(a, device="cuda")
+    assert_like_numpy(np.asarray(x.sum(axis=axis)), a.sum(axis=axis))
+    assert_like_numpy(np.asarray(la.sqrt((x * x).mean(axis=axis))),
+                      np.sqrt((a * a).mean(axis=axis)))
+    assert_like_numpy(np.asarray(x.max(axis=axis) - x.min(axis=axis)),
+                      a.max(axis=axis) - a.min(axis=axis))
