@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -33,6 +34,7 @@ def _programs(rng):
     u8 = rng.integers(0, 255, (1000,), dtype=np.uint8)
     b = f64 > 0.3
     c = f64[:10, :10] + 1j * f64[10:20, :10]
+    wide = rng.standard_normal((40, 5000))
     return [
         ("fused elementwise f64", [f64], lambda m, x: m.sin(x) * 2 + m.exp(-x * x) - m.sqrt(abs(x))),
         ("fused elementwise f32", [f32], lambda m, x: m.tanh(x) * x + m.log1p(abs(x))),
@@ -43,6 +45,7 @@ def _programs(rng):
         ("sum all", [f64], lambda m, x: x.sum()),
         ("sum axis 0", [f64], lambda m, x: x.sum(axis=0)),
         ("mean axis -1", [f32], lambda m, x: x.mean(axis=-1)),
+        ("column sums (per-thread)", [wide], lambda m, x: m.sqrt((x * x).sum(axis=0))),
         ("max/min", [f64], lambda m, x: x.max(axis=0) - x.min()),
         ("int sum", [i32], lambda m, x: x.sum(axis=1)),
         ("any/all", [b], lambda m, x: m.stack([x.any(axis=0), x.all(axis=0)])),
@@ -74,7 +77,9 @@ def _close(actual, expected) -> bool:
 def smoke(la) -> list[tuple[str, bool, str]]:
     rng = np.random.default_rng(0)
     results = []
-    with la.options(backend="cuda", eager_threshold=0):
+    with la.options(backend="cuda", eager_threshold=0), np.errstate(all="ignore"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # integer wrap-around is the point
         for name, inputs, fn in _programs(rng):
             try:
                 expected = fn(np, *inputs)
@@ -138,7 +143,11 @@ def benchmarks(la, quick: bool) -> list[dict]:
                 ex = la.exp(x - x.max(axis=-1, keepdims=True))
                 la.evaluate(ex / ex.sum(axis=-1, keepdims=True))
 
+            def columns(a=a):
+                la.evaluate(a.reshape(-1, 8192).sum(axis=0))
+
             for name, fn, nbytes in (("elementwise a*b+c*d-sin(e)", elementwise, 6 * n * item),
+                                     ("column sums, 8192 columns", columns, n * item),
                                      ("reduction sqrt(sum((a-b)**2))", reduction, 2 * n * item),
                                      ("softmax rows of 1024", rowsoftmax, 2 * n * item)):
                 t = _time(fn, cuda.synchronize)
