@@ -36,7 +36,8 @@ def _programs(rng):
     c = f64[:10, :10] + 1j * f64[10:20, :10]
     wide = rng.standard_normal((40, 5000))
     return [
-        ("fused elementwise f64", [f64], lambda m, x: m.sin(x) * 2 + m.exp(-x * x) - m.sqrt(abs(x))),
+        ("fused elementwise f64", [f64],
+         lambda m, x: m.sin(x) * 2 + m.exp(-x * x) - m.sqrt(abs(x))),
         ("fused elementwise f32", [f32], lambda m, x: m.tanh(x) * x + m.log1p(abs(x))),
         ("int arithmetic", [i32], lambda m, x: (x * 7) // 3 - x % 5 + (x >> 2) + (x ^ 0x55)),
         ("uint8 wrap", [u8], lambda m, x: x * 3 + 250),
@@ -85,7 +86,8 @@ def smoke(la) -> list[tuple[str, bool, str]]:
                 expected = fn(np, *inputs)
                 actual = np.asarray(fn(la, *(la.asarray(a, device="cuda") for a in inputs)))
                 ok = _close(actual, expected)
-                results.append((name, ok, "" if ok else f"max diff {np.max(abs(actual - expected))}"))
+                why = "" if ok else f"max diff {np.max(abs(actual - expected))}"
+                results.append((name, ok, why))
             except Exception as exc:  # report and go on: one run shows every failure
                 results.append((name, False, f"{type(exc).__name__}: {exc}"))
         # a chain of evaluations moves nothing across the bus
@@ -97,14 +99,16 @@ def smoke(la) -> list[tuple[str, bool, str]]:
             la.evaluate(y)
         c = la.cache_info()
         ok = c["h2d_transfers"] == 1 and c["d2h_transfers"] == 0
-        results.append(("chain moves no data", ok, f"h2d={c['h2d_transfers']} d2h={c['d2h_transfers']}"))
+        moved = f"h2d={c['h2d_transfers']} d2h={c['d2h_transfers']}"
+        results.append(("chain moves no data", ok, moved))
         # writes stay on the device
         la.reset_stats()
         z = la.asarray(np.arange(1000.0), device="cuda") * 2
         z[10:20] = -1.0
         la.evaluate(z)
         c = la.cache_info()
-        results.append(("writes on the device", c["d2h_transfers"] == 0 and c["host_fallbacks"] == 0,
+        ok = c["d2h_transfers"] == 0 and c["host_fallbacks"] == 0
+        results.append(("writes on the device", ok,
                         f"d2h={c['d2h_transfers']} fallbacks={c['host_fallbacks']}"))
     return results
 
@@ -180,7 +184,8 @@ def main(args: list[str]) -> int:
     out = args[args.index("--json") + 1] if "--json" in args else None
     sim = bool(cuda.config.ENABLE_CUDASIM)
     dev = "simulator" if sim else cuda.get_current_device()
-    print(f"device: {dev if sim else dev.name.decode() if isinstance(dev.name, bytes) else dev.name}"
+    name = dev if sim else dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+    print(f"device: {name}"
           f"{'' if sim else f' (cc {dev.compute_capability[0]}.{dev.compute_capability[1]})'}")
     results = smoke(la)
     for name, ok, why in results:
@@ -193,7 +198,8 @@ def main(args: list[str]) -> int:
     rows = [] if sim else benchmarks(la, quick)
     for r in rows:
         rate = f"{r['GB/s']:8.1f} GB/s" if "GB/s" in r else f"{r['GFLOP/s']:8.1f} GFLOP/s"
-        print(f"  {r['workload']:<32} {r['dtype']:<8} n={r['n']:<10} {r['seconds'] * 1e3:9.3f} ms {rate}")
+        ms = r["seconds"] * 1e3
+        print(f"  {r['workload']:<32} {r['dtype']:<8} n={r['n']:<10} {ms:9.3f} ms {rate}")
     if out:
         with open(out, "w") as f:
             json.dump({"smoke": results, "bench": rows}, f, indent=2)
