@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 import functools as _functools  # noqa: E402
+import sys as _sys  # noqa: E402
 
 import numpy as _np  # noqa: E402
 
@@ -159,6 +160,8 @@ def cache_clear(disk: bool = False) -> None:
     """Forget the in-memory kernel and plan caches and reset the counters; with ``disk=True``
     also delete the compiled kernels on disk."""
     _kernel_cache_clear()
+    if "lazyarray.backends.numba_cuda" in _sys.modules:
+        _sys.modules["lazyarray.backends.numba_cuda"].cache_clear()
     _engine._plans.clear()
     _stats.reset()
     if disk:

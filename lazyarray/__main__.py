@@ -5,6 +5,7 @@ peers that are installed) on real workloads, side by side (see docs/benchmarks.m
     python -m lazyarray cache [info|clear]                    the on-disk kernel cache
     python -m lazyarray coverage [--markdown FILE]            native vs fallback NumPy names
     python -m lazyarray replay DIR [--backend cpu|numpy]      re-run a LAZYARRAY_DUMP_DIR snapshot
+    python -m lazyarray bench --backend cuda [--quick] [--tests] the CUDA backend on a GPU
 """
 
 import json
@@ -32,6 +33,10 @@ def main(args: list[str]) -> int:
             return 2
         print(json.dumps(diskcache.info(), indent=2))
         return 0
+    if args[:1] == ["bench"] and args[1:3] == ["--backend", "cuda"]:
+        from lazyarray.cuda_check import main as cuda_check
+
+        return cuda_check(args[3:])
     from lazyarray.showcase import main as showcase
 
     return showcase(args[1:] if args[:1] == ["bench"] else args)

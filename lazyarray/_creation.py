@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import TINY, Array, as_node
+from lazyarray.array import TINY, Array, _device_name, as_node
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
 
@@ -30,6 +30,11 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     lazyarray notes: a NumPy array is copied on entry, so a later change to it is never seen
     by a graph built from it (the one deliberate deviation from NumPy's aliasing ``asarray``).
     """
+    if device is not None:  # "cpu" or "cuda": the data is placed there (Array API)
+        out = asarray(a, dtype, order, copy=copy)
+        if _device_name(device) == "cpu" and out.device == "cpu":
+            return out
+        return out.to_device(device)
     if isinstance(a, Array):
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
@@ -61,8 +66,17 @@ asanyarray = asarray
 ascontiguousarray = asarray
 
 
+def _place(a: Array, device) -> Array:
+    """`a` on `device` (None: where it is; "cuda": resident on the GPU)."""
+    if device is None or (_device_name(device) == "cpu" and a.device == "cpu"):
+        return a
+    return a.to_device(device)
+
+
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """A new array of `shape` filled with `fill_value` (see numpy.full)."""
+    if device is not None:
+        return _place(full(shape, fill_value, dtype, order), device)
     shape = _shape(shape)
     if isinstance(fill_value, Array) or np.ndim(fill_value) > 0:
         v = asarray(fill_value, dtype=dtype)
@@ -82,17 +96,17 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of `shape` filled with zeros (see numpy.zeros)."""
-    return full(shape, 0, dtype=np.dtype(dtype))
+    return full(shape, 0, dtype=np.dtype(dtype), device=device)
 
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None):
     """A new array of `shape` filled with ones (see numpy.ones)."""
-    return full(shape, 1, dtype=np.dtype(float if dtype is None else dtype))
+    return full(shape, 1, dtype=np.dtype(float if dtype is None else dtype), device=device)
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of `shape` (see numpy.empty; lazyarray's contents are zeros)."""
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, device=device)
 
 
 def _like(a, dtype, shape):
@@ -102,27 +116,27 @@ def _like(a, dtype, shape):
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(a, dtype, shape)
-    return full(sh, fill_value, dtype=dt)
+    return full(sh, fill_value, dtype=dt, device=device)
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(a, dtype, shape)
-    return full(sh, 0, dtype=dt)
+    return full(sh, 0, dtype=dt, device=device)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(a, dtype, shape)
-    return full(sh, 1, dtype=dt)
+    return full(sh, 1, dtype=dt, device=device)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(prototype, dtype, shape)
-    return full(sh, 0, dtype=dt)
+    return full(sh, 0, dtype=dt, device=device)
 
 
 def arange(*args, dtype=None, device=None, like=None, **kwargs):
     """Evenly spaced values within an interval (see numpy.arange)."""
-    return Array(buffer(np.arange(*args, dtype=dtype, **kwargs)))
+    return _place(Array(buffer(np.arange(*args, dtype=dtype, **kwargs))), device)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
@@ -132,13 +146,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     stop = np.asarray(stop) if isinstance(stop, Array) else stop
     res = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
     if retstep:
-        return Array(buffer(res[0])), res[1]
-    return Array(buffer(res))
+        return _place(Array(buffer(res[0])), device), res[1]
+    return _place(Array(buffer(res)), device)
 
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     """A 2-D array with ones on the k-th diagonal (see numpy.eye)."""
-    return Array(buffer(np.eye(N, M, k, dtype)))
+    return _place(Array(buffer(np.eye(N, M, k, dtype))), device)
 
 
 def identity(n, dtype=None, *, like=None):

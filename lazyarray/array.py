@@ -189,7 +189,7 @@ def _tiny_values(args) -> list | None:
     for a in args:
         if type(a) is Array:
             node = a._storage.node
-            if a._chain or node.op != "buffer" or node.value.size >= limit:
+            if a._chain or node.op != "buffer" or not node.on_host or node.value.size >= limit:
                 return None
             values.append(node.value)
         elif isinstance(a, (int, float, complex, np.generic)):
@@ -304,6 +304,31 @@ class Array:
         return self.transpose()
 
     @property
+    def device(self) -> str:
+        """Where the data lives or will be computed: ``"cuda"`` when it lives only on the GPU
+        or the evaluation runs there (``backend="cuda"``), else ``"cpu"`` (Array API)."""
+        from lazyarray.graph.node import toposort
+
+        return "cuda" if engine.on_device(toposort([self._node])) else "cpu"
+
+    def to_device(self, device, /, *, stream=None) -> Array:
+        """A copy of the array on `device` (``"cpu"`` or ``"cuda"``; Array API).
+
+        On ``"cuda"`` the data stays on the GPU until observed on the host (see docs/cuda.md).
+        """
+        if _device_name(device) == "cpu":
+            return Array(buffer(np.array(self._value())))
+        from lazyarray.backends import numba_cuda
+
+        node = self._node
+        with config.options(backend="cuda"):
+            engine.materialize([node])
+        flat = node.device if node.device is not None else numba_cuda.to_device(node.value)
+        new = Node("buffer", (), node.shape, node.dtype)
+        new.realize_device(flat)
+        return Array(new)
+
+    @property
     def mT(self) -> Array:
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
@@ -338,7 +363,7 @@ class Array:
         """Compute the storage's current version (as NumPy would hold it), then view it."""
         engine.materialize([self._storage.node])
         node = self._node
-        engine.materialize([node])
+        engine.materialize([node], host=True)  # a view of the computed base: NumPy's view
         return node.value
 
     def to_dask(self, chunks=None):
@@ -462,7 +487,8 @@ class Array:
     def _tiny_and_computed(self) -> bool:
         """Is the storage computed and below the eager tier's size (see `_tiny_values`)?"""
         node = self._storage.node
-        return node.op == "buffer" and node.value.size < min(TINY, config.get().eager_threshold)
+        return (node.op == "buffer" and node.on_host
+                and node.value.size < min(TINY, config.get().eager_threshold))
 
     def _write(self, target: np.ndarray, value: Node) -> None:
         """Replace the storage's node with an `update` of its old version over `target`."""
@@ -695,6 +721,14 @@ class _Flags:
 
     def __getitem__(self, k):
         return self.__dict__[{"WRITEABLE": "writeable", "OWNDATA": "owndata"}.get(k, k)]
+
+
+def _device_name(device) -> str:
+    """"cpu" or "cuda" for a device argument (None: the host)."""
+    name = "cpu" if device is None else str(device).split(":")[0].lower()
+    if name not in ("cpu", "cuda"):
+        raise ValueError(f"unsupported device {device!r}; expected 'cpu' or 'cuda'")
+    return name
 
 
 def as_value_node(value, dtype: np.dtype) -> Node:

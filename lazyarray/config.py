@@ -1,7 +1,8 @@
 """Options: environment variables at import, `options(...)` context manager to override.
 
     LAZYARRAY_BACKEND           "cpu" (Numba, default), "numpy" (the reference interpreter) or
-                                "dask" (chunk tasks of a Dask graph: docs/dask.md)
+                                "dask" (chunk tasks of a Dask graph: docs/dask.md) or
+                                "cuda" (Numba CUDA kernels, data resident on the GPU)
     LAZYARRAY_EAGER_THRESHOLD   element count below which the interpreter runs a graph
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
     LAZYARRAY_DEBUG             0-4: what each materialization logs (docs/debugging.md)
@@ -16,7 +17,7 @@ import contextvars
 import os
 from dataclasses import dataclass, replace
 
-BACKENDS = ("cpu", "numpy", "dask")
+BACKENDS = ("cpu", "numpy", "dask", "cuda")
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,10 @@ def options(**overrides):
 
     Parameters
     ----------
-    backend : {"cpu", "numpy", "dask"}
-        Where materialization runs: Numba kernels, NumPy's reference interpreter, or chunk
-        tasks of a Dask graph (the same Numba kernels per chunk; see docs/dask.md).
+    backend : {"cpu", "numpy", "dask", "cuda"}
+        Where materialization runs: Numba kernels, NumPy's reference interpreter, chunk
+        tasks of a Dask graph (the same Numba kernels per chunk; see docs/dask.md), or Numba
+        CUDA kernels on the GPU (see docs/cuda.md).
     eager_threshold : int
         Graphs whose largest array has fewer elements run on the interpreter (0: always
         compile on the cpu backend).

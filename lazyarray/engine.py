@@ -51,12 +51,22 @@ STRICT_ERRSTATE = ("raise", "call", "log")
 TRACING: contextvars.ContextVar = contextvars.ContextVar("lazyarray_tracing", default=None)
 
 
+def on_device(order: list[Node]) -> bool:
+    """Does this evaluation run on the GPU? With backend="cuda", or when any input lives only
+    there (computation follows data, as in the Array API)."""
+    if config.get().backend == "cuda":
+        return True
+    return any(not n.on_host for n in order if n.op == "buffer")
+
+
 def _use_interpreter(nodes: list[Node]) -> bool:
     o = config.get()
     if o.backend == "numpy":
         return True
     if any(v in STRICT_ERRSTATE for v in np.geterr().values()):
         return True  # np.errstate(...="raise"): NumPy's own loops report, kernels cannot
+    if any(not n.on_host for n in nodes if n.op == "buffer"):
+        return False  # small work on GPU-resident data stays there (no transfer)
     threshold = o.eager_threshold
     return all(math.prod(n.shape) < threshold for n in nodes)
 
@@ -82,8 +92,11 @@ def interpret_graph(order: list[Node], roots: list[Node]) -> list[np.ndarray]:
     return [vals[id(r)] for r in roots]
 
 
-def materialize(nodes: list[Node]) -> None:
-    """Compute every pending node in `nodes` in one pass and turn each into a buffer leaf."""
+def materialize(nodes: list[Node], host: bool = False) -> None:
+    """Compute every pending node in `nodes` in one pass and turn each into a buffer leaf.
+
+    `host`: compute on the host even if inputs live on the GPU (a view being observed: its
+    base is fetched once, then NumPy applies the view)."""
     global _last
     with _lock:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
@@ -101,6 +114,17 @@ def materialize(nodes: list[Node]) -> None:
             report = Report(None, None, interpreted=True, planned=False)
             outs = interpret_graph(order, pending)
             debug.interpreted(order)
+        elif not host and on_device(order):
+            from lazyarray.backends import numba_cuda
+
+            module, args = lower(pending, order, leaf=numba_cuda.device_leaf)
+            optimized = optimize(module)
+            outs = numba_cuda.execute(optimized, args)
+            for node, flat in zip(pending, outs, strict=True):
+                node.realize_device(flat)
+            _last = Report(module, optimized, planned=False,
+                           seconds=time.perf_counter() - t0, forced_at=forcing_line())
+            return
         else:
             module, args = lower(pending, order)
             trace = Trace()
@@ -237,9 +261,16 @@ def explain(nodes: list[Node]) -> Report:
         at = forcing_line()
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         order = toposort(pending)
-        module, args = lower(pending, order)
-        optimized = run_pipeline(module)
         trace = Trace()
-        execute(optimized, args, trace, dry=True)
+        if on_device(order):
+            from lazyarray.backends import numba_cuda
+
+            module, args = lower(pending, order, leaf=numba_cuda.peek_leaf)
+            optimized = run_pipeline(module)
+            numba_cuda.execute(optimized, args, trace, dry=True)
+        else:
+            module, args = lower(pending, order)
+            optimized = run_pipeline(module)
+            execute(optimized, args, trace, dry=True)
         return Report(module, optimized, trace.kernels, _use_interpreter(order), trace.updates,
                       at)

@@ -53,6 +53,14 @@ settings.register_profile(
     suppress_health_check=_SUPPRESSED,
     print_blob=True,
 )
+settings.register_profile(  # the differential suite on the CUDA simulator (slow kernels)
+    "sim",
+    derandomize=True,
+    deadline=None,
+    max_examples=6,
+    suppress_health_check=_SUPPRESSED,
+    print_blob=True,
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -102,9 +110,18 @@ def pytest_runtest_call(item):
     yield
 
 
+# LAZYARRAY_TEST_BACKEND=cuda (under NUMBA_ENABLE_CUDASIM=1, see tests/test_cuda.py) runs the
+# same differential tests with the CUDA backend as the compiled one
+COMPILED_BACKEND = os.environ.get("LAZYARRAY_TEST_BACKEND", "cpu")
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    # the simulator runs each GPU thread as a Python thread and polls them from the main
+    # one: hand the GIL over often (20x faster kernels here)
+    import sys
+
+    sys.setswitchinterval(5e-5)
 MODES = {
     "interp": dict(backend="numpy"),
-    "compiled": dict(backend="cpu", eager_threshold=0),
+    "compiled": dict(backend=COMPILED_BACKEND, eager_threshold=0),
 }
 
 
@@ -118,7 +135,7 @@ def mode(request):
 @pytest.fixture
 def compiled():
     """Force compiled kernels for every evaluation (no interpreter tier)."""
-    with la.options(backend="cpu", eager_threshold=0):
+    with la.options(backend=COMPILED_BACKEND, eager_threshold=0):
         yield
 
 

@@ -4,6 +4,8 @@ side and compares every array (values, dtype, shape, and which arrays share memo
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import settings
@@ -24,7 +26,8 @@ def same(lazy, ref):
 
 @pytest.fixture(params=["interp", "compiled"])
 def mode(request):
-    opts = {"backend": "numpy"} if request.param == "interp" else {"eager_threshold": 0}
+    compiled = {"backend": os.environ.get("LAZYARRAY_TEST_BACKEND", "cpu"), "eager_threshold": 0}
+    opts = {"backend": "numpy"} if request.param == "interp" else compiled
     with la.options(**opts):
         yield request.param
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 MAX_DEPTH = 10_000  # a node whose pending graph is deeper is materialized when built
+FETCH = None  # set by the CUDA backend: node -> host copy of its device buffer
 
 
 class Node:
-    __slots__ = ("op", "srcs", "shape", "dtype", "attrs", "value", "depth", "__weakref__")
+    __slots__ = ("op", "srcs", "shape", "dtype", "attrs", "_host", "device", "depth",
+                 "__weakref__")
 
     def __init__(self, op: str, srcs: tuple[Node, ...], shape: tuple[int, ...], dtype: np.dtype,
                  attrs: tuple = (), value: np.ndarray | None = None):
@@ -23,13 +25,33 @@ class Node:
         self.shape = shape
         self.dtype = dtype
         self.attrs = attrs
-        self.value = value
+        self._host = value
+        self.device = None  # a buffer resident on the GPU: its flat device array (backends)
         # depth of the pending graph behind this node: long loops are cut at MAX_DEPTH
         depth = 0
         for s in srcs:
             if s.depth > depth:
                 depth = s.depth
         self.depth = depth + 1
+
+    @property
+    def value(self) -> np.ndarray | None:
+        """The buffer's NumPy array; a GPU-resident buffer is copied to the host on first read
+        (a counted transfer) and kept there too."""
+        v = self._host
+        if v is None and self.device is not None:
+            v = self._host = FETCH(self)
+            v.flags.writeable = False
+        return v
+
+    @value.setter
+    def value(self, v) -> None:
+        self._host = v
+
+    @property
+    def on_host(self) -> bool:
+        """Does reading `value` cost no device transfer?"""
+        return self._host is not None or self.device is None
 
     @property
     def opcode(self) -> str:  # the IR's name for `op`, so the interpreter runs nodes directly
@@ -43,6 +65,11 @@ class Node:
         """Become a buffer leaf holding `value` (read-only: graphs built earlier may share it)."""
         value.flags.writeable = False
         self.op, self.srcs, self.attrs, self.value, self.depth = "buffer", (), (), value, 1
+
+    def realize_device(self, flat) -> None:
+        """Become a buffer leaf whose data lives on the GPU (`flat`: C-order device array)."""
+        self.op, self.srcs, self.attrs, self.depth = "buffer", (), (), 1
+        self._host, self.device = None, flat
 
     def attr(self, name: str, default=None):
         for k, v in self.attrs:

@@ -100,12 +100,13 @@ def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> 
     scalar = _scalar_of(b.instrs, operand)
     if scalar is not None:  # a broadcast scalar moved anywhere is the scalar broadcast there
         c = operand if src.opcode == "constant" else src.operands[0]
-        out = b.add(Instr("broadcast", (c,), mv.shape, mv.dtype, (("dimensions", ()),)))
+        out = b.add(Instr("broadcast", (c,), mv.shape, b.instrs[c].dtype, (("dimensions", ()),)))
     elif src.is_elementwise and not (expensive and (grows or users.get(operand, 0) > 1)):
         new_ops = tuple(_push(b, mv, o, users, memo) for o in src.operands)
         out = b.add(Instr(src.opcode, new_ops, mv.shape, src.dtype, src.attrs, src.value))
     else:
-        out = b.add(Instr(mv.opcode, (operand,), mv.shape, mv.dtype, mv.attrs))
+        # the operand's dtype: below a compare or a convert it differs from mv's
+        out = b.add(Instr(mv.opcode, (operand,), mv.shape, src.dtype, mv.attrs))
     memo[key] = out
     return out
 

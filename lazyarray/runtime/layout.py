@@ -72,7 +72,9 @@ def _value(comp: Module, i: int, operands: list, memo: dict):
     return v
 
 
-def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
+def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> Launch:
+    """The launch of `comp` over `operands` (`memo`: values of view instructions the caller
+    computed already, by instruction id)."""
     reds = [ins for ins in comp.instrs if ins.opcode in ("reduce", "argreduce", "scan")]
     root = reds[0] if reds else comp.instrs[comp.outputs[0]]
     if root.opcode in ("reduce", "argreduce", "scan"):
@@ -81,7 +83,7 @@ def plan(comp: Module, operands: list[np.ndarray]) -> Launch:
         kind = root.opcode
     else:
         space, red, kind = root.shape, (), "loop"
-    memo: dict = {}
+    memo = {} if memo is None else dict(memo)
     points = load_points(comp)
     views = [np.asarray(_value(comp, p, operands, memo)) for p in points]
     empty = any(n == 0 for n in space)

@@ -1,0 +1,43 @@
+"""The CUDA backend's tests, run on Numba's CUDA simulator in a separate process (the
+simulator must be switched on before Numba is imported, and must not touch this process's
+CPU tests):
+
+- tests/cuda/: residency, counted transfers and fallbacks, cache, library calls, writes;
+- the differential test files below (slow) with their compiled mode on the CUDA backend
+  (`LAZYARRAY_TEST_BACKEND=cuda`): the same oracle (NumPy) and the same cases as the CPU.
+
+The kernels themselves are compiled for real hardware in tests/test_cuda_ptx.py.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# file -> hypothesis profile: "sim" (6 examples) where kernels are many, "ci" where cheap
+DIFFERENTIAL = {"tests/test_reductions.py": "sim", "tests/test_elementwise.py": "sim",
+                "tests/test_programs.py": "ci", "tests/test_views.py": "ci",
+                "tests/test_shapes_indexing.py": "sim", "tests/test_creation.py": "sim",
+                "tests/test_array_protocol.py": "sim", "tests/test_breadth.py": "sim"}
+
+
+def _run_simulated(args: list[str], tmp_path, profile: str = "sim") -> None:
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", LAZYARRAY_TEST_BACKEND="cuda",
+               HYPOTHESIS_PROFILE=profile, LAZYARRAY_CUDA_STRICT="1",
+               LAZYARRAY_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT + os.pathsep
+               + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-20000:] + proc.stderr[-5000:]
+
+
+def test_cuda_backend_on_the_simulator(tmp_path):
+    _run_simulated(["tests/cuda"], tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", list(DIFFERENTIAL))
+def test_differential_suite_on_the_cuda_simulator(path, tmp_path):
+    _run_simulated([path, "-k", "compiled"], tmp_path, DIFFERENTIAL[path])
