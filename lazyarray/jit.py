@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-import weakref
 from dataclasses import dataclass
 
 import numpy as np

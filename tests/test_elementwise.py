@@ -495,10 +495,10 @@ def test_integer_division_edge_values(mode):
     INT_MIN // -1 wraps to INT_MIN, floor semantics for negative operands.
     Run in a subprocess: in native code these can trap (SIGFPE) and kill the
     interpreter -- which is then a test failure, not a crashed run."""
-    from conftest import MODES
-
+    o = la.config.get()  # the options the `mode` fixture put in force
     script = _DIVISION_SCRIPT.format(
-        tests_dir=str(Path(__file__).parent), options=MODES[mode]
+        tests_dir=str(Path(__file__).parent),
+        options=dict(backend=o.backend, eager_threshold=o.eager_threshold),
     )
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=600

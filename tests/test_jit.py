@@ -12,7 +12,7 @@ import lazyarray as la
 from lazyarray import engine
 from lazyarray.graph import node as node_mod
 from lazyarray.runtime import executor
-from test_programs import Program, code_line, compare, execute, plan, programs, run_perturbed
+from test_programs import code_line, compare, execute, plan, programs, run_perturbed
 
 rng = np.random.default_rng(3)
 A = rng.random((300, 4))

@@ -34,6 +34,24 @@ def _write_atomic(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def import_source(name: str, path: str, text: str):
+    """Import `text` as module `name` from the file `path`, (re)writing the file first when it
+    is absent or holds something else (corrupt, foreign): Numba's `cache=True` needs a real
+    file to key its cache on."""
+    existing = None
+    if os.path.exists(path):
+        with open(path) as f:
+            existing = f.read()
+    if existing != text:
+        _write_atomic(path, text)
+        stats.bump("disk_writes")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def compile_kernel(key: str, source: str, cache_dir: str):
     """(parallel, serial) dispatchers for `source`, which defines `kernel`.
 
@@ -47,17 +65,7 @@ def compile_kernel(key: str, source: str, cache_dir: str):
     name = f"lazyarray_kernel_{key}"
     path = os.path.join(cache_dir, name + ".py")
     with _lock:
-        existing = None
-        if os.path.exists(path):
-            with open(path) as f:
-                existing = f.read()
-        if existing != text:  # absent, or corrupt/foreign: (re)write it
-            _write_atomic(path, text)
-            stats.bump("disk_writes")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        module = import_source(name, path, text)
     return module.kernel, module.kernel_serial
 
 

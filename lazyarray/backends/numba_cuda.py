@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import logging
 import math
 import os
@@ -36,7 +35,7 @@ from numba import cuda
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray import stats
-from lazyarray.backends.numba_cpu import _write_atomic
+from lazyarray.backends.numba_cpu import import_source
 from lazyarray.codegen import cuda as cg
 from lazyarray.graph import node as graph_node
 from lazyarray.ir.hlo import MOVEMENT, Module
@@ -250,18 +249,7 @@ def _module(entry: Entry):
         text = f"# lazyarray CUDA kernel {entry.key}\n" + cg.PRELUDE + entry.source
         name = PREFIX + entry.key
         path = os.path.join(diskcache.cache_dir(), name + ".py")
-        existing = None
-        if os.path.exists(path):
-            with open(path) as f:
-                existing = f.read()
-        if existing != text:
-            _write_atomic(path, text)
-            stats.bump("disk_writes")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        entry.module = module
+        entry.module = import_source(name, path, text)
         diskcache.evict(diskcache.cache_dir())
     return entry.module
 
@@ -356,8 +344,8 @@ def run_fusion(ins, operands: list, proxies: _Proxies, trace: Trace | None, dry:
         status = "interpreted" if entry.source is None or launch.empty else (
             "hit" if hit else "miss")
         trace.kernels.append(KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"),
-                                          entry.key, status, entry.source,
-                                          print_computation(comp)))
+                                          entry.key, status, entry.source, comp,
+                                          ins.attr("reason", "")))
     outs = [comp.instrs[o] for o in comp.outputs]
     if dry:
         return [DView.whole(np.empty(math.prod(o.shape), o.dtype), o.shape, o.dtype)
