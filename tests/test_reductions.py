@@ -316,3 +316,17 @@ def test_large_reductions(mode, op):
         b[-1] = True
         check_reduction(op, b)
         check_reduction(op, ~b)
+
+
+@pytest.mark.parametrize("shape, axis", [((1,), None), ((63,), None), ((64,), 0), ((65,), -1),
+                                         ((130, 7), 0), ((7, 130), 1), ((3, 129, 5), (0, 1)),
+                                         ((200_000,), None), ((5, 64 * 3 + 5), -1)])
+def test_reductions_over_vectorized_blocks(compiled, shape, axis):
+    """A reduction whose body has exp runs in blocks of 64 (values into a buffer, then the
+    lanes): every size around the block edges, chunked and per-row, against NumPy."""
+    x = np.random.default_rng(9).uniform(-3, 3, shape)
+    got = la.exp(la.asarray(x) * 0.5).sum(axis=axis)
+    want = np.exp(x * 0.5).sum(axis=axis)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    m = la.max(la.exp(la.asarray(x)), axis=axis)  # exp is within an ulp of NumPy's
+    np.testing.assert_allclose(np.asarray(m), np.exp(x).max(axis=axis), rtol=5e-16)

@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 2
+CODEGEN_VERSION = 3
 
 
 class Unsupported(Exception):
@@ -139,6 +139,9 @@ def _indent(lines: list[str], depth: int) -> list[str]:
     return ["    " * depth + line for line in lines]
 
 
+BLOCK = 64  # elements per block of a reduction whose body LLVM can vectorize
+
+
 def render(comp: Module, spec: Spec) -> str:
     """Python source defining `kernel(...)` for this fusion and launch layout."""
     _check(comp)
@@ -203,10 +206,29 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
     epi_alias: set[int] = set()
 
+    blocked = any("_h.exp(" in line for line in body)
+
     def lanes(d: int, lo: str, hi: str) -> list[str]:
         """The innermost reduced loop with 4 independent accumulators (fixed order, so still
-        deterministic): the add chain no longer waits on one register."""
+        deterministic): the add chain no longer waits on one register.
+
+        A body with vectorizable math (exp) runs in blocks of BLOCK: first the values of a
+        block into a small buffer (a loop without a reduction, which LLVM vectorizes), then
+        the 4 lanes over the buffer -- the same additions in the same order."""
         out = [f"acc{k}_{j} = init{k}" for k in range(len(reds)) for j in (1, 2, 3)]
+        if blocked:
+            out += [f"buf{k} = np.empty({BLOCK}, {acc_t[k]})" for k in range(len(reds))]
+            out.append(f"for qb in range({lo}, {hi} - {BLOCK - 1}, {BLOCK}):")
+            out.append(f"    for jj in range({BLOCK}):")
+            out += [f"        i{d} = qb + jj", *_indent(body, 2)]
+            out += [f"        buf{k}[jj] = x{comp.instrs[r].operands[0]}"
+                    for k, r in enumerate(reds)]
+            out.append(f"    for jj in range(0, {BLOCK}, 4):")
+            for j in range(4):
+                out += [f"        acc{k}{f'_{j}' if j else ''} = {acc_t[k]}("
+                        f"{combine[k].format(f'acc{k}' + (f'_{j}' if j else ''), f'buf{k}[jj + {j}]')})"
+                        for k in range(len(reds))]
+            lo = f"{lo} + ({hi} - ({lo})) // {BLOCK} * {BLOCK}"
         out.append(f"for q in range({lo}, {hi} - 3, 4):")
         for j in range(4):
             lane = stepped(f"_{j}" if j else "")
