@@ -14,7 +14,7 @@ as a numexpr string (partly, with NumPy doing the reductions, where marked ``*``
 hand-written ``numba.njit(parallel=True)`` loop writing into a preallocated, reused output
 is the "ideal" column.
 
-Methodology (docs/benchmarks.md; /work/shared/PERFORMANCE.md): every implementation is
+Methodology (docs/benchmarks.md): every implementation is
 warmed up first (compiles are excluded from the timings; lazyarray's first call is reported
 on its own, with the compiles it caused); then the implementations are ALTERNATED round-robin
 for several rounds, and the medians are reported with their ratio to NumPy (time / NumPy
