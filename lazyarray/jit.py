@@ -55,21 +55,26 @@ class _Program:
     plain: bool = False  # untraceable: run the function without jit
 
 
-def _flatten(x, leaves: list):
-    """Structure of `x` with array leaves replaced by their index in `leaves`."""
+def _flatten(x, leaves: list, key: bool = True):
+    """Structure of `x` with array leaves replaced by their index in `leaves`.
+
+    `key`: the structure is a signature (arguments): dict keys are sorted, floats compared by
+    their bits, and other values must be hashable. Otherwise (results) values are kept as
+    they are."""
     if isinstance(x, (Array, np.ndarray, np.generic)):
         leaves.append(x)
         return ("leaf", len(leaves) - 1)
     if isinstance(x, (tuple, list)):
-        return (type(x).__name__, tuple(_flatten(v, leaves) for v in x))
+        return (type(x).__name__, tuple(_flatten(v, leaves, key) for v in x))
     if isinstance(x, dict):
-        return ("dict", tuple((k, _flatten(x[k], leaves)) for k in sorted(x, key=repr)))
+        keys = sorted(x, key=repr) if key else list(x)
+        return ("dict", tuple((k, _flatten(x[k], leaves, key)) for k in keys))
+    if not key or isinstance(x, _SCALARS):
+        return ("static", type(x).__name__, x)
     if isinstance(x, float):  # by bits: nan and -0.0 are keys like any other value
         return ("float", x.hex())
     if isinstance(x, complex):
         return ("complex", x.real.hex(), x.imag.hex())
-    if isinstance(x, _SCALARS):
-        return ("static", type(x).__name__, x)
     try:
         hash(x)
     except TypeError:
@@ -224,7 +229,7 @@ class Jitted:
         finally:
             engine.TRACING.reset(token)
         out_leaves: list = []
-        out_tree = _flatten_out(result, out_leaves)
+        out_tree = _flatten(result, out_leaves, key=False)
         kept = {id(a._storage) for a in out_leaves if isinstance(a, Array)}
         for ref in state.written:
             s = ref()
@@ -255,17 +260,6 @@ def _hashable(v, where):
         raise TypeError(f"jit: static argument {where!r} of type {type(v).__name__} is not "
                         "hashable") from None
     return v
-
-
-def _flatten_out(x, leaves: list):
-    if isinstance(x, (Array, np.ndarray, np.generic)):
-        leaves.append(x)
-        return ("leaf", len(leaves) - 1)
-    if isinstance(x, (tuple, list)):
-        return (type(x).__name__, tuple(_flatten_out(v, leaves) for v in x))
-    if isinstance(x, dict):
-        return ("dict", tuple((k, _flatten_out(v, leaves)) for k, v in x.items()))
-    return ("static", type(x).__name__, x)
 
 
 def _program(out_tree, out_leaves: list, inputs: list[Node]) -> _Program:
