@@ -26,7 +26,7 @@ from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
-from lazyarray.runtime import diskcache
+from lazyarray.runtime import diskcache, pool
 from lazyarray.runtime.layout import Launch, plan
 from lazyarray.storage import apply_update
 
@@ -171,7 +171,7 @@ def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list, list]:
     spec, sizes = launch.spec, launch.sizes
     kept = tuple(n for n, r in zip(sizes, spec.reduced, strict=True) if not r)
     canon_shape = (sizes if spec.kind in ("loop", "scan") else kept) or (1,)
-    results = [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
+    results = [pool.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
     head = [r.reshape(canon_shape) for r in results]
     inits = []
     if spec.kind == "reduce":
@@ -276,7 +276,7 @@ def _load_base(comp: Module, i: int) -> int:
 
 def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
                   donors: tuple) -> list:
-    results = [np.empty(shape, dtype) for shape, dtype, _ in p.outs]
+    results = [pool.empty(shape, dtype) for shape, dtype, _ in p.outs]
     args = [r.reshape(k) for r, (_, _, k) in zip(results, p.outs, strict=True)]
     if donors and p.candidates:
         _donate(results, args, operands, donors, p.candidates)
@@ -408,7 +408,8 @@ def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray
     reader is i: no one can observe the old version any more.
     """
     return (m.instrs[o].opcode not in ("parameter", "constant") and last_use[o] == i
-            and o not in m.outputs and isinstance(value, np.ndarray) and value.flags.owndata
+            and o not in m.outputs and isinstance(value, np.ndarray)
+            and (value.flags.owndata or pool.owns(value))
             and value.flags.writeable and value.flags.c_contiguous)
 
 

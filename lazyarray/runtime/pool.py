@@ -1,0 +1,71 @@
+"""Large result buffers, reused once nothing refers to them any more.
+
+A fresh large NumPy array is fresh memory from the OS: every page faults on its first write,
+which costs a memory-bound kernel about as much as the writing itself. So kernel results of
+at least `MIN_BYTES` come from a pool of byte buffers: a result is a view of one, and a
+buffer whose only references are the pool's own (no result, no view of it is alive) is handed
+out again for the next result of the same size. At most `MAX_BYTES` are kept; beyond that the
+oldest buffers leave the pool (their live results keep them as ordinary arrays).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+MIN_BYTES = 1 << 20  # smaller arrays: malloc's arenas reuse their memory already
+MAX_BYTES = 512 << 20
+
+_pool: list[np.ndarray] = []  # uint8 buffers, oldest first
+_lock = threading.Lock()
+
+
+def _idle_refs() -> int:
+    """sys.getrefcount of a pooled buffer nothing else refers to, as `_take` sees it."""
+    probe = [np.empty(1, np.uint8)]
+    for buf in probe:
+        return sys.getrefcount(buf)
+    raise AssertionError
+
+
+_IDLE = _idle_refs()
+
+
+def empty(shape: tuple, dtype) -> np.ndarray:
+    """An uninitialized C-contiguous array, from the pool when it is large."""
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    if nbytes < MIN_BYTES:
+        return np.empty(shape, dtype)
+    with _lock:
+        buf = _take(nbytes)
+        if buf is None:
+            buf = np.empty(nbytes, np.uint8)
+            _pool.append(buf)
+            total = sum(b.nbytes for b in _pool)
+            while total > MAX_BYTES and len(_pool) > 1:
+                total -= _pool.pop(0).nbytes
+    return buf.view(dtype).reshape(shape)
+
+
+def _take(nbytes: int) -> np.ndarray | None:
+    for buf in _pool:
+        if buf.nbytes == nbytes and sys.getrefcount(buf) == _IDLE:
+            return buf
+    return None
+
+
+def owns(a: np.ndarray) -> bool:
+    """Is `a` the one whole-buffer view of a pooled buffer (as good as owning its data)?"""
+    base = a.base
+    return (base is not None and base.nbytes == a.nbytes and a.flags.c_contiguous
+            and base.dtype == np.uint8 and base.ndim == 1 and any(b is base for b in _pool))
+
+
+def clear() -> None:
+    with _lock:
+        _pool.clear()
