@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 import functools
 import operator
+import sys
+import threading
 import weakref
 
 import numpy as np
 
 from lazyarray import config, engine, stats
 from lazyarray.graph import build
-from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant
+from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, strided_view
 
@@ -123,13 +125,26 @@ class ufunc:
     def __repr__(self) -> str:
         return f"<lazyarray ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, out=None, dtype=None, where=True, casting="same_kind", **kwargs):
-        if out is None and dtype is None and where is True and not kwargs:
+    def __call__(self, *args, **kwargs):
+        if not kwargs:
+            if len(args) == 1 and type(args[0]) is Array and self.nout == 1:  # f(x): hot path
+                v = args[0]._val
+                if v is None:
+                    v = _small(args[0])
+                if v is not None and v.size < _options().eager_limit:
+                    _counters["eager_ops"] += 1
+                    res = self._np(v)  # an ndarray, or a NumPy scalar for 0-d
+                    a = _new_array(Array)
+                    a._val, a._st, a._chain, a._proxy, a._base = res, None, (), None, None
+                    return a
             values = _tiny_values(args)
             if values is not None:  # tiny, computed inputs: NumPy's own call, right now
-                stats.bump("eager_ops")
+                _counters["eager_ops"] += 1
                 res = self._np(*values)
                 return tuple(map(_eager, res)) if self.nout > 1 else _eager(res)
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, out=None, dtype=None, where=True, casting="same_kind", **kwargs):
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional "
                             f"arguments but {len(args)} were given")
@@ -177,35 +192,86 @@ class ufunc:
         return _fallback(self._np.reduceat, *args, **kwargs)
 
 
-TINY = 4096  # elements: an op on computed inputs this small runs at once (the eager tier)
+TINY = config.TINY  # elements: an op on computed inputs this small runs at once (the eager tier)
+_options = config._current.get
 
 
 def _tiny_values(args) -> list | None:
     """NumPy values of `args` if every array among them is computed and has fewer than
     min(TINY, eager_threshold) elements (and none is a view): then deferring costs more than
     computing. None otherwise."""
-    limit = min(TINY, config.get().eager_threshold)
     values = []
     for a in args:
-        if type(a) is Array:
-            node = a._storage.node
-            if a._chain or node.op != "buffer" or not node.on_host or node.value.size >= limit:
+        t = type(a)
+        if t is Array:
+            v = _small(a)
+            if v is None:
                 return None
-            values.append(node.value)
-        elif isinstance(a, (int, float, complex, np.generic)):
+            values.append(v)
+        elif t is float or t is int or isinstance(a, (bool, complex, np.generic)):
             values.append(a)
         else:
             return None
     return values
 
 
+def _small(a: Array) -> np.ndarray | None:
+    """The computed host value of `a` if it is a whole (non-view) storage below the eager
+    tier's size, else None. This is the hot check of every operator on tiny arrays."""
+    v = a._val
+    if v is None:
+        if a._chain:
+            return None
+        node = a._st.node
+        v = node._host
+        if v is None or node.op != "buffer":
+            return None
+    return v if v.size < _options().eager_limit else None
+
+
+_counters = stats.counters
+
+
 def _eager(res) -> Array:
-    res = np.asarray(res)
-    return Array(buffer(res if res.flags.owndata else res.copy()))
+    """An eager result (fresh from NumPy: an array, or a NumPy scalar for 0-d) as an Array."""
+    if type(res) is np.ndarray:
+        if res.base is not None:
+            res = res.copy()
+    elif not isinstance(res, np.generic):
+        res = np.asarray(res)
+    return _value_array(res)
 
 
-def _binary(name: str, reflected: bool = False):
+def _value_array(value: np.ndarray) -> Array:
+    """An Array holding a fresh value nothing else refers to, without __init__ (the eager
+    tier's hot path; see `Array._storage`)."""
+    a = _new_array(Array)
+    a._val, a._st, a._chain, a._proxy, a._base = value, None, (), None, None
+    return a
+
+
+_new_array = object.__new__
+_birth = threading.Lock()  # an eager value getting its Storage: once, even across threads
+
+
+def _binary(name: str, py_op, reflected: bool = False):
+    """The Python operator `py_op` (operator.mul, ...) over the namespace's ufunc `name`."""
+
     def method(self, other):
+        # the eager tier, inlined (this is the hot path of tiny-array code: see W9)
+        v = self._val
+        if v is None:
+            v = _small(self)
+        if v is not None:
+            t = type(other)
+            w = other if t is float or t is int else _small(other) if t is Array else None
+            if w is not None and v.size < _options().eager_limit:
+                _counters["eager_ops"] += 1
+                res = py_op(w, v) if reflected else py_op(v, w)  # NumPy's operator: its scalar
+                # arithmetic for NumPy scalars costs a tenth of the ufunc call
+                a = _new_array(Array)
+                a._val, a._st, a._chain, a._proxy, a._base = res, None, (), None, None
+                return a
         if not isinstance(other, (Array, np.ndarray, np.generic, bool, int, float, complex,
                                   list, tuple)):
             return NotImplemented
@@ -234,14 +300,36 @@ class Array:
     size and len() never compute anything.
     """
 
-    __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_storage")
+    __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_st", "_val")
     __array_priority__ = 100.0
 
     def __init__(self, node: Node):
-        self._storage = Storage(node)
+        self._st = Storage(node)
+        # an eager-tier result, until a Storage is needed: its value, an ndarray or (0-d) a
+        # NumPy scalar, whose arithmetic costs a tenth of a 0-d array's
+        self._val = None
         self._chain: tuple = ()  # view ops from the storage's base to this array
         self._proxy = None  # layout proxy (views: set when made; bases: made on demand)
         self._base: Array | None = None  # the array that owns the storage (None: this one)
+
+    @property
+    def _storage(self) -> Storage:
+        """The storage this array views. An eager-tier result is born as a bare value (one
+        object, not three) and gets its storage the first time anything but the eager tier
+        touches it."""
+        st = self._st
+        if st is None:
+            with _birth:
+                st = self._st
+                if st is None:
+                    v = self._val
+                    st = self._st = Storage(leaf(v if type(v) is np.ndarray else np.array(v)))
+                    self._val = None
+        return st
+
+    @_storage.setter
+    def _storage(self, st: Storage) -> None:
+        self._st, self._val = st, None
 
     @property
     def _node(self) -> Node:
@@ -277,19 +365,21 @@ class Array:
     # ---- metadata (never computes) ------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._node.shape
+        v = self._val
+        return self._node.shape if v is None else v.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self._node.dtype
+        v = self._val
+        return self._node.dtype if v is None else v.dtype
 
     @property
     def ndim(self) -> int:
-        return len(self._node.shape)
+        return len(self.shape)
 
     @property
     def size(self) -> int:
-        return math.prod(self._node.shape)
+        return math.prod(self.shape)
 
     @property
     def itemsize(self) -> int:
@@ -442,6 +532,15 @@ class Array:
 
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
+        t = type(key)
+        if t is int or t is tuple:  # one element of a tiny computed array: the eager tier
+            v = self._val
+            if v is None:
+                v = _small(self)
+            if v is not None and (t is int and v.ndim == 1 or t is tuple and len(key) == v.ndim
+                                  and all(type(k) is int for k in key)):
+                if v.size < _options().eager_limit:
+                    return _eager(v[key])
         if _is_basic(key):
             keys = key if isinstance(key, tuple) else (key,)
             if len(keys) == self.ndim and not any(
@@ -457,6 +556,8 @@ class Array:
 
     def __setitem__(self, key, value) -> None:
         """a[key] = value: NumPy's broadcasting and (unsafe) casting, seen by every view."""
+        if (self._val is not None or not self._chain) and self._small_write(key, value):
+            return None
         layout = self._layout()
         if not layout.flags.writeable:
             raise ValueError("assignment destination is read-only")
@@ -483,6 +584,37 @@ class Array:
         with np.errstate(all="ignore"):
             val = build.broadcast_to(build.convert(val, self.dtype), target.shape)
         self._write(target, val)
+
+    def _small_write(self, key, value) -> bool:
+        """The eager tier's write: NumPy's own setitem, in place, on a tiny computed whole
+        array whose value nothing else can see. False (nothing done) when that does not hold.
+
+        The value is dead (XLA's donation rule, read off refcounts) when it is an eager value
+        with no storage yet (so no view, graph or NumPy caller has it), or when only this
+        storage refers to its buffer node and only the node to its array.
+        """
+        if (self._val if self._val is not None else _small(self)) is None:
+            return False
+        if type(value) is Array:  # first: computing `value` may share this array's value
+            value = value._val if value._val is not None else np.asarray(value)
+        key = _as_numpy_key(key)
+        v = self._val
+        if v is not None:
+            if type(v) is not np.ndarray:  # a 0-d NumPy scalar: as an array, to write into
+                v = self._val = np.array(v)
+        else:
+            st = self._st
+            if self._chain or st._fake is not None and not st._fake.flags.writeable:
+                return False
+            node = st.node
+            v = node._host
+            if (v is None or node.op != "buffer" or sys.getrefcount(node) > 3
+                    or sys.getrefcount(v) > 3 or not v.flags.owndata):
+                return False
+            if not v.flags.writeable:  # read-only again once `Node.value` hands it out
+                v.flags.writeable = True
+        v[key] = value
+        return True
 
     def _tiny_and_computed(self) -> bool:
         """Is the storage computed and below the eager tier's size (see `_tiny_values`)?"""
@@ -523,10 +655,25 @@ class Array:
             raise ValueError("assignment destination is read-only")
         storage = self._storage
         engine.materialize([storage.node])
-        new = np.array(storage.node.value, copy=True, order="C")
+        node = storage.node
+        new = node.value
+        # In place when the old version is dead: only this storage refers to its node (no
+        # pending graph, no copy() sharing it) and only the node refers to its array (no NumPy
+        # caller holds it; refcounts: the slot, `new` and getrefcount's own argument).
+        inplace = (sys.getrefcount(node) <= 3 and sys.getrefcount(new) <= 3
+                   and new.flags.owndata and new.flags.c_contiguous)
+        if inplace:
+            new.flags.writeable = True
+        else:
+            new = np.array(new, copy=True, order="C")
         offset, strides = storage.region(self._layout())
-        mutate(strided_view(new.reshape(-1), offset, self.shape, strides))
-        storage.node = buffer(new)
+        try:
+            mutate(strided_view(new.reshape(-1), offset, self.shape, strides))
+        finally:
+            if inplace:
+                new.flags.writeable = False
+        if not inplace:
+            storage.node = buffer(new)
 
     def _assign(self, result: Array, casting: str = "same_kind") -> None:
         """Write `result` over this whole array (out= and in-place operators), NumPy casting."""
@@ -842,12 +989,13 @@ _OPERATORS = {
     "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift",
 }  # fmt: skip
 for _py, _uf in _OPERATORS.items():
-    setattr(Array, f"__{_py}__", _binary(_uf))
-    setattr(Array, f"__r{_py}__", _binary(_uf, reflected=True))
+    _op = getattr(operator, _py + "_" if _py in ("and", "or") else _py)
+    setattr(Array, f"__{_py}__", _binary(_uf, _op))
+    setattr(Array, f"__r{_py}__", _binary(_uf, _op, reflected=True))
     setattr(Array, f"__i{_py}__", _inplace(_uf))
 for _py, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                  "eq": "equal", "ne": "not_equal"}.items():
-    setattr(Array, f"__{_py}__", _binary(_uf))
+    setattr(Array, f"__{_py}__", _binary(_uf, getattr(operator, _py)))
 def _matmul(self, other):
     from lazyarray._products import matmul
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 BACKENDS = ("cpu", "numpy", "dask", "cuda")
+# elements: an operation on computed inputs smaller than this runs at once, through NumPy (the
+# eager tier), when eager_threshold allows it
+TINY = 4096
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,11 @@ class Options:
     dump_dir: str | None = None
     background_compile: bool = False  # build kernels off-thread; the interpreter answers meanwhile
     chunks: object = "auto"  # dask backend: how NumPy inputs are chunked (docs/dask.md)
+    # min(TINY, eager_threshold), read by every tiny-array operator (derived, not an option)
+    eager_limit: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "eager_limit", min(TINY, self.eager_threshold))
 
 
 def _from_env() -> Options:

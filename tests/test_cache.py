@@ -132,3 +132,52 @@ def test_dtype_rank_and_broadcasting_do_not_collide(compiled):
     g(grid, grid)
     assert _compiles(lambda: g(grid, row)) == 1  # a broadcast dimension is structure
     np.testing.assert_array_equal(np.asarray(grid + row), np.full((8, 8), 2.0))
+
+
+def _fake_kernels(path, n):
+    """n kernel source files (and a Numba index each) with increasing access times."""
+    from lazyarray.runtime import diskcache
+
+    os.makedirs(os.path.join(path, "__pycache__"), exist_ok=True)
+    names = []
+    for i in range(n):
+        name = f"{diskcache.PREFIX}{i:024x}"
+        src = os.path.join(path, name + ".py")
+        with open(src, "w") as f:
+            f.write("# kernel\n")
+        with open(os.path.join(path, "__pycache__", name + ".kernel-1.py311.nbi"), "w") as f:
+            f.write("index")
+        os.utime(src, (1_000_000 + i, 1_000_000 + i))
+        names.append(name)
+    return names
+
+
+def test_evict_removes_least_recently_used_with_their_numba_entries(tmp_path):
+    from lazyarray.runtime import diskcache
+
+    names = _fake_kernels(str(tmp_path), 6)
+    assert diskcache.evict(str(tmp_path), keep=4) == 2
+    left = sorted(os.path.basename(f)[:-3] for f in diskcache.kernel_files(str(tmp_path)))
+    assert left == names[2:]
+    assert sorted(os.listdir(tmp_path / "__pycache__")) == sorted(
+        n + ".kernel-1.py311.nbi" for n in names[2:])
+
+
+def test_evict_tolerates_files_another_process_removed(tmp_path, monkeypatch):
+    """Two processes share the cache: a file listed by one may be gone when it stats it."""
+    from lazyarray.runtime import diskcache
+
+    names = _fake_kernels(str(tmp_path), 6)
+    real_stat = os.stat
+    gone = os.path.join(str(tmp_path), names[0] + ".py")
+
+    def stat(p, *a, **k):
+        if p == gone:
+            os.remove(gone)
+            raise FileNotFoundError(p)
+        return real_stat(p, *a, **k)
+
+    monkeypatch.setattr(diskcache.os, "stat", stat)
+    assert diskcache.evict(str(tmp_path), keep=4) == 1  # five left to consider, one too many
+    left = sorted(os.path.basename(f)[:-3] for f in diskcache.kernel_files(str(tmp_path)))
+    assert left == names[2:]

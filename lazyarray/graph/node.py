@@ -39,8 +39,11 @@ class Node:
         """The buffer's NumPy array; a GPU-resident buffer is copied to the host on first read
         (a counted transfer) and kept there too."""
         v = self._host
-        if v is None and self.device is not None:
-            v = self._host = FETCH(self)
+        if v is None:
+            if self.device is not None:
+                v = self._host = FETCH(self)
+                v.flags.writeable = False
+        elif v.flags.writeable:  # an eager-tier leaf (see `leaf`): read-only once shared
             v.flags.writeable = False
         return v
 
@@ -83,7 +86,20 @@ class Node:
 
 def buffer(array: np.ndarray) -> Node:
     array.flags.writeable = False
-    return Node("buffer", (), array.shape, array.dtype, (), array)
+    return leaf(array)
+
+
+_new_node = Node.__new__
+
+
+def leaf(array: np.ndarray) -> Node:
+    """A buffer node over `array`, which nothing else refers to (the eager tier's hot path:
+    no __init__ call; the array is made read-only when `value` first hands it out, which
+    costs less than doing it for every tiny intermediate)."""
+    n = _new_node(Node)
+    n.op, n.srcs, n.shape, n.dtype, n.attrs = "buffer", (), array.shape, array.dtype, ()
+    n._host, n.device, n.depth = array, None, 1
+    return n
 
 
 def constant(value, dtype: np.dtype) -> Node:

@@ -108,8 +108,14 @@ def evict(path: str, keep: int = MAX_KERNELS) -> int:
     files = kernel_files(path)
     if len(files) <= keep:
         return 0
-    files.sort(key=lambda f: os.stat(f).st_atime)
-    doomed = files[: len(files) - keep]
+    stamped = []
+    for f in files:
+        try:
+            stamped.append((os.stat(f).st_atime, f))
+        except OSError:  # another process evicted or purged it meanwhile
+            pass
+    stamped.sort()
+    doomed = [f for _, f in stamped[: len(stamped) - keep]]
     for f in doomed:
         name = os.path.basename(f)[:-3]
         for g in [f, *glob.glob(os.path.join(path, "__pycache__", name + ".*"))]:
