@@ -1,0 +1,123 @@
+"""The eager tier: tiny computed arrays are computed with NumPy at once, cheaply, and written
+in place only when nothing else can see the old value (docs/performance.md)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+
+
+def _buf(a) -> int:
+    """Address of the data of the NumPy value behind a (storage-backed or eager) tiny Array
+    (an int: holding the array itself would keep the old value alive)."""
+    v = a._val if a._val is not None else a._st.node._host
+    return v.__array_interface__["data"][0]
+
+
+def test_eager_results_are_single_objects_until_shared():
+    a = la.asarray(np.arange(6.0))
+    b = a * 2 + 1
+    assert b._st is None and isinstance(b._val, np.ndarray)  # no storage, no graph leaf
+    assert b.shape == (6,) and b.dtype == np.float64 and b.ndim == 1 and b.size == 6
+    assert b._st is None  # metadata did not create one
+    v = b[1:]  # a view needs the storage
+    assert b._st is not None and b._val is None
+    np.testing.assert_array_equal(np.asarray(v), np.arange(6.0)[1:] * 2 + 1)
+
+
+def test_zero_d_results_are_numpy_scalars_with_numpy_semantics():
+    a = la.asarray(np.arange(5, dtype=np.int32))
+    s = a[3] * 2
+    n = np.arange(5, dtype=np.int32)[3] * 2
+    assert isinstance(s, la.ndarray) and s.shape == () and s.dtype == n.dtype
+    assert type(np.asarray(s)) is np.ndarray and np.asarray(s).shape == ()
+    assert int(s) == int(n) and float(s / 4) == float(n / 4)
+    s[()] = 7  # writing into a 0-d eager value
+    assert int(s) == 7
+    # NumPy's own warnings for scalar arithmetic (same category and text as NumPy)
+    big = la.asarray(np.array([2**62], dtype=np.int64))[0]
+    with warnings.catch_warnings(record=True) as got, np.errstate(over="warn"):
+        warnings.simplefilter("always")
+        r = big * 4
+    with warnings.catch_warnings(record=True) as want, np.errstate(over="warn"):
+        warnings.simplefilter("always")
+        ref = np.array([2**62], dtype=np.int64)[0] * 4
+    assert int(r) == int(ref)
+    assert [str(w.message) for w in got] == [str(w.message) for w in want]
+
+
+def test_write_into_dead_tiny_array_runs_in_place():
+    a = la.zeros(8)
+    before = _buf(a)
+    a[3] = 2.5
+    a[4:6] = la.asarray(np.array([1.0, 2.0])) * 3
+    assert _buf(a) == before  # no copy: nothing else could see the old value
+    np.testing.assert_array_equal(np.asarray(a), [0, 0, 0, 2.5, 3, 6, 0, 0])
+    e = a * 1.0  # an eager value: written in place too
+    e_before = _buf(e)
+    e[0] = 9
+    assert _buf(e) == e_before and float(e[0]) == 9.0 and float(a[0]) == 0.0
+
+
+@pytest.mark.parametrize("holder", ["copy", "numpy", "pending", "view"])
+def test_write_copies_when_the_old_value_is_alive(holder):
+    a = la.asarray(np.arange(8.0))
+    ref = np.arange(8.0)
+    if holder == "copy":
+        kept, want = a.copy(), ref.copy()  # shares the graph leaf
+    elif holder == "numpy":
+        kept, want = np.asarray(a), ref.copy()  # a NumPy caller holds the buffer
+    elif holder == "pending":
+        with la.options(eager_threshold=0):
+            kept, want = a[::2] * 2, ref[::2] * 2  # a pending graph reads the old version
+    else:
+        kept = a[2:]  # a view: must SEE the write, as in NumPy
+        want = None
+    before = _buf(a)
+    a[3] = -1.0
+    ref[3] = -1.0
+    np.testing.assert_array_equal(np.asarray(a), ref)
+    if want is None:
+        np.testing.assert_array_equal(np.asarray(kept), ref[2:])
+    else:
+        assert _buf(a) != before
+        np.testing.assert_array_equal(np.asarray(kept), want)
+
+
+def test_read_only_arrays_stay_read_only_on_the_eager_path():
+    a = la.asarray(np.arange(4.0))
+    with pytest.raises(ValueError, match="read-only"):
+        la.broadcast_to(a, (2, 4))[0, 0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(a)[0] = 1.0  # the buffer handed out is read-only
+    c = la.asarray(np.arange(4.0) + 1j)
+    with pytest.raises(ValueError, match="read-only"):
+        c.real[0] = 5.0
+
+
+def test_element_loop_matches_numpy_and_bounded_work():
+    def prog(xp):
+        a = xp.zeros(50)
+        b = xp.asarray(np.linspace(0, 1, 50))
+        for i in range(1, 50):
+            a[i] = a[i - 1] * 0.9 + b[i]
+        return a
+
+    la.reset_stats()
+    np.testing.assert_allclose(np.asarray(prog(la)), prog(np), rtol=0, atol=0)
+    info = la.cache_info()
+    assert info["compiles"] == 0 and info["eager_ops"] >= 98
+
+
+def test_eager_tier_off_under_jit_tracing_and_threshold_zero():
+    a = la.asarray(np.arange(4.0))
+    with la.options(eager_threshold=0):
+        b = a * 2
+        assert b._val is None and b._st.node.op != "buffer"  # recorded, not computed
+        b2 = la.sin(a)
+        assert b2._val is None
+    np.testing.assert_array_equal(np.asarray(b), np.arange(4.0) * 2)
