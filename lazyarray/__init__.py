@@ -42,6 +42,13 @@ from lazyarray._manipulation import (  # noqa: E402
 
 concat = concatenate
 from lazyarray._products import dot, inner, matmul, outer, vdot, vecdot  # noqa: E402
+from lazyarray._composite import (  # noqa: E402
+    append, astype, bartlett, blackman, block, common_type, copy, corrcoef, cov, cross, diagflat,
+    ediff1d, fix, gradient, hamming, hanning, indices, iscomplex, iscomplexobj, isfortran,
+    isneginf, isposinf, isreal, isrealobj, isscalar, kron, logspace, matvec, nancumprod,
+    nancumsum, nanstd, nanvar, real, resize, rollaxis, select, sinc, tensordot, trapezoid, tri,
+    vecmat,
+)
 from lazyarray._reductions import (  # noqa: E402
     all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum, max,
     mean, min, prod, std, sum, var,
