@@ -594,6 +594,16 @@ class Array:
 
         return squeeze(self, axis)
 
+    def take(self, indices, axis=None, out=None, mode="raise") -> Array:
+        from lazyarray._indexing import take
+
+        return take(self, indices, axis=axis, out=out, mode=mode)
+
+    def compress(self, condition, axis=None, out=None) -> Array:
+        from lazyarray._indexing import compress
+
+        return compress(condition, self, axis=axis, out=out)
+
     def ravel(self, order="C") -> Array:
         """A view if the array is contiguous in `order`, else a copy (NumPy's rule)."""
         flags = self._layout().flags
