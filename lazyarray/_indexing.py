@@ -73,10 +73,13 @@ def take_along_axis(arr, indices, axis=-1):
         a, axis = a.ravel(), 0
         if np.ndim(indices) != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
+    axis = build.normalize_axis(axis, a.ndim)
+    dt = indices.dtype if hasattr(indices, "dtype") else np.asarray(indices).dtype
+    if dt.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
     idx = _index_node(indices, "take_along_axis")
     if len(idx.shape) != a.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    axis = build.normalize_axis(axis, a.ndim)
     try:
         shape = list(np.broadcast_shapes(
             tuple(1 if d == axis else n for d, n in enumerate(a.shape)),
@@ -103,6 +106,8 @@ def compress(condition, a, axis=None, out=None):
     here (the length of the result depends on it); the selection is a lazy gather."""
     if out is not None:
         return _fallback(np.compress, condition, a, axis=axis, out=out)
+    if axis is not None:  # NumPy checks the axis first
+        axis = build.normalize_axis(axis, _arr(a).ndim)
     cond = np.asarray(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")

@@ -323,3 +323,13 @@ def test_advanced_writes_still_work(mode):
 
     x = np.arange(12.0).reshape(3, 4)
     assert_like_numpy(np.asarray(prog(la, la.asarray(x))), prog(np, x))
+
+
+def test_reason_gather(compiled):
+    """A computed table read through an index needs a buffer: its fusion ends there."""
+    x = la.asarray(np.arange(3000.0))
+    idx = la.asarray(np.arange(3000)[::-1].copy())
+    r = (x * 2)[idx] + 1
+    kinds = sorted((k.kind, k.reason) for k in la.explain(r).kernels)
+    assert kinds == [("loop", "gather"), ("loop", "output")]
+    assert_like_numpy(np.asarray(r), (np.arange(3000.0) * 2)[::-1] + 1)
