@@ -852,7 +852,9 @@ def _gather_key(key):
         elif isinstance(k, Array):
             if k.ndim == 0 and k.dtype.kind == "b":
                 return None
-            if k.dtype.kind == "b" or k._storage.node.realized:
+            if k.dtype.kind != "b" and not k._chain and k._storage.node.realized:
+                out.append(k._storage.node)  # computed and read-only: no copy
+            elif k.dtype.kind == "b" or k._storage.node.realized:
                 v = np.asarray(k)
                 out.append(v if v.dtype.kind == "b" else buffer(np.array(v)))
             else:

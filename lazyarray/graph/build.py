@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import functools
 import operator
+import weakref
 
 import numpy as np
 from numpy.exceptions import AxisError
@@ -302,6 +303,25 @@ def gather(operand: Node, indices: tuple[Node, ...], axes: tuple[int, ...],
                 (("axes", tuple(axes)), ("offset_dims", tuple(offset_dims))))
 
 
+_RANGES: "weakref.WeakKeyDictionary[Node, tuple[int, int]]" = weakref.WeakKeyDictionary()
+
+
+def _check_concrete(node: Node, values: np.ndarray, axis: int, shape) -> None:
+    """Bounds of a computed index array; its (min, max) is remembered per node, so indexing
+    with the same index array again costs no pass over it."""
+    if values.size == 0:
+        return
+    rng = _RANGES.get(node) if node.op == "buffer" else None
+    if rng is None:
+        v = values.astype(np.intp, copy=False)
+        rng = (int(v.min()), int(v.max()))
+        if node.op == "buffer":
+            _RANGES[node] = rng
+    n = shape[axis]
+    if rng[0] < -n or rng[1] >= n:
+        check_bounds([values], [axis], shape)
+
+
 def _concrete(node: Node) -> np.ndarray | None:
     """The values of an index operand known now (a computed buffer or a constant), else None."""
     if node.op == "constant" or (node.op == "buffer" and node.on_host):
@@ -392,7 +412,7 @@ def advanced_getitem(node: Node, key) -> Node:
         else:
             v = _concrete(a)
             if v is not None:
-                check_bounds([v], [ax], node.shape)
+                _check_concrete(a, v, ax, node.shape)
 
     positions = sorted({pos for _, pos, _ in adv})
     adjacent = positions == list(range(positions[0], positions[-1] + 1))
