@@ -32,6 +32,7 @@ from lazyarray._funcs import (  # noqa: E402
     nan_to_num, nanmax, nanmean, nanmin, nanprod, nansum, place, polyval, ptp, put, putmask,
     round, where,
 )
+from lazyarray._indexing import compress, take, take_along_axis  # noqa: E402
 from lazyarray._manipulation import (  # noqa: E402
     array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_shapes,
     broadcast_to, column_stack, concatenate, diag, diagonal, diff, dsplit, dstack,

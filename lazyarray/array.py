@@ -552,7 +552,18 @@ class Array:
             key = _normalize_key(key)
             return self._view(build.getitem, (key,), self._layout()[key])
         _check_index(key)
-        return _fallback(lambda a, k: a[k], self, key)
+        gkey = _gather_key(key)
+        if gkey is None:  # a boolean scalar in the key (NumPy adds a dimension): NumPy does it
+            return _fallback(lambda a, k: a[k], self, key)
+        if not any(isinstance(k, (Node, np.ndarray)) for k in gkey):  # 0-d integer arrays
+            return self[gkey]
+        if self._tiny_and_computed() and not any(isinstance(k, Node) and k.op != "buffer"
+                                                 for k in gkey):
+            # the eager tier: NumPy's own indexing of a tiny, computed array
+            stats.bump("eager_ops")
+            np_key = tuple(k.value if isinstance(k, Node) else k for k in gkey)
+            return Array(buffer(np.array(self._value()[np_key])))
+        return Array(build.advanced_getitem(self._node, gkey))
 
     def __setitem__(self, key, value) -> None:
         """a[key] = value: NumPy's broadcasting and (unsafe) casting, seen by every view."""
@@ -729,6 +740,16 @@ class Array:
         from lazyarray._manipulation import squeeze
 
         return squeeze(self, axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise") -> Array:
+        from lazyarray._indexing import take
+
+        return take(self, indices, axis=axis, out=out, mode=mode)
+
+    def compress(self, condition, axis=None, out=None) -> Array:
+        from lazyarray._indexing import compress
+
+        return compress(condition, self, axis=axis, out=out)
 
     def ravel(self, order="C") -> Array:
         """A view if the array is contiguous in `order`, else a copy (NumPy's rule)."""
@@ -962,6 +983,46 @@ def _check_index(key) -> None:
             operator.index(k)
         except TypeError:
             raise IndexError(_BAD_INDEX) from None
+
+
+def _gather_key(key):
+    """An advanced key for `build.advanced_getitem`: index arrays as integer Nodes (computed
+    ones as buffers, so they are bounds-checked now), boolean masks as computed NumPy arrays
+    (their count is data-dependent: the mask is materialized). None for a key NumPy must run
+    (a boolean scalar, which adds a dimension)."""
+    out = []
+    for k in key if isinstance(key, tuple) else (key,):
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            out.append(k)
+        elif isinstance(k, (bool, np.bool_)):
+            return None
+        elif isinstance(k, Array):
+            if k.ndim == 0 and k.dtype.kind == "b":
+                return None
+            if k.dtype.kind != "b" and not k._chain and k._storage.node.realized:
+                out.append(k._storage.node)  # computed and read-only: no copy
+            elif k.dtype.kind == "b" or k._storage.node.realized:
+                v = np.asarray(k)
+                out.append(v if v.dtype.kind == "b" else buffer(np.array(v)))
+            else:
+                out.append(k._node)
+        elif isinstance(k, (int, np.integer)):
+            out.append(operator.index(k))
+        elif isinstance(k, (np.ndarray, list, tuple)):
+            v = np.array(k, copy=True) if len(np.shape(k)) or np.size(k) else np.array(k)
+            if v.size == 0 and v.dtype.kind not in "biu":
+                v = v.astype(np.intp)
+            if v.dtype.kind == "b":
+                if v.ndim == 0:
+                    return None
+                out.append(v)
+            elif v.ndim == 0:
+                out.append(operator.index(v[()]))
+            else:
+                out.append(buffer(v))
+        else:
+            out.append(operator.index(k))
+    return tuple(out)
 
 
 def _is_basic(key) -> bool:

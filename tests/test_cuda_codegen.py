@@ -86,3 +86,15 @@ def test_supported_names_are_elementwise_ops():
     names = set(cg.CUDA_TEMPLATES) | set(cg.INT_TEMPLATES) | set(cg.BOOL_TEMPLATES)
     assert names <= set(OPS)
     assert all(cg.supported(n) for n in names)
+
+
+def test_gather_is_declined_for_the_gpu():
+    """The CUDA generator does not render gathers yet: the fusion runs on the host interpreter
+    (a counted fallback), never a kernel reading an undefined value."""
+    with la.options(eager_threshold=0):
+        x = la.asarray(np.arange(10.0))
+        comps = fusions(x[la.asarray(np.array([3, 1, -1])) * 1] * 2)
+    assert any(any(i.opcode == "gather" for i in comp.instrs) for comp, _ in comps)
+    with pytest.raises(cg.Unsupported, match="gather"):
+        for comp, spec in comps:
+            cg.render(comp, spec, 64)

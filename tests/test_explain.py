@@ -22,7 +22,8 @@ def reasons(*arrays):
 
 
 def test_every_reason_has_a_description():
-    assert set(REASONS) == {"output", "reduction", "view", "library", "max_size", "shared"}
+    assert set(REASONS) == {"output", "reduction", "view", "library", "max_size", "shared",
+                            "gather"}
 
 
 def test_reason_output_and_reduction(compiled):

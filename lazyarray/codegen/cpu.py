@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 3
+CODEGEN_VERSION = 4
 
 
 class Unsupported(Exception):
@@ -31,7 +31,7 @@ class Unsupported(Exception):
 
 # complex operands compile only for these (exact, or NumPy's own formula); other complex math
 # differs from NumPy at inf/NaN inputs, so the interpreter runs it
-_COMPLEX_OK = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "isnan",
+_COMPLEX_OK = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "isnan", "gather",
                "isinf", "isfinite", "equal", "not_equal", "convert", "select", "reduce", "scan",
                "broadcast", "reshape", "transpose", "slice", "parameter", "constant"}
 _INTERPRET_ONLY: set[str] = set()  # ops whose Numba scalar form differs from NumPy
@@ -110,10 +110,32 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int]) -> list[str]
         if dims is not None:
             lines.append(f"x{p} = a{k}[{', '.join(idx[d] for d in dims)}]")
             k += 1
+    tables = {g: (k, dims) for k, (g, dims) in enumerate(spec.tables)}
     for i, ins in enumerate(comp.instrs):
-        if ins.is_elementwise and i not in skip:
+        if ins.opcode == "gather" and i not in skip:
+            lines += _gather(comp, i, *tables[i], idx)
+        elif ins.is_elementwise and i not in skip:
             lines.append(f"x{i} = {_expr(comp, i)}")
     return lines
+
+
+def _gather(comp: Module, i: int, k: int, dims: tuple[int, ...], idx: list[str]) -> list[str]:
+    """Read table t{k} at the loop indices it walks, then one checked index per gathered axis.
+
+    A negative index wraps once; one still outside [0, n) sets err[0] and reads element 0
+    instead (never outside the buffer): the executor then raises NumPy's IndexError."""
+    ins = comp.instrs[i]
+    lines, at = [], [idx[d] for d in dims]
+    for t, o in enumerate(ins.operands[1:]):
+        j, n = f"j{i}_{t}", f"t{k}.shape[{len(dims) + t}]"
+        lines += [f"{j} = np.int64(x{o})",
+                  f"if {j} < 0:",
+                  f"    {j} += {n}",
+                  f"if {j} < 0 or {j} >= {n}:",
+                  "    err[0] = 1",
+                  f"    {j} = 0"]
+        at.append(j)
+    return lines + [f"x{i} = t{k}[{', '.join(at)}]"]
 
 
 def _signature(comp: Module, spec: Spec) -> list[str]:
@@ -122,12 +144,15 @@ def _signature(comp: Module, spec: Spec) -> list[str]:
         params += [f"part{k}" for k in range(len(_reductions(comp)))]
     n_arr = sum(d is not None for _, d in spec.loads)
     params += [f"a{k}" for k in range(n_arr)]
+    params += [f"t{k}" for k in range(len(spec.tables))]
     params += [f"s{k}" for k in range(len(spec.loads) - n_arr)]
     params += [f"n{d}" for d in range(spec.rank)]
     if spec.kind == "reduce":
         params += [f"init{k}" for k in range(len(_reductions(comp)))] + ["nchunks"]
     if spec.kind == "scan":
         params.append("init0")
+    if spec.tables:
+        params.append("err")  # int64[1]: set when an index is out of range
     return params
 
 

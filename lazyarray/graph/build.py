@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 import functools
 import operator
+import weakref
 
 import numpy as np
 from numpy.exceptions import AxisError
 
 from lazyarray.graph.node import Node, constant
 from lazyarray.ops.dtypes import scalar_as, ufunc_loop, weak_type
+from lazyarray.ops.indexing import check_bounds, other_axes
 from lazyarray.ops.table import OPS, REDUCTIONS
 
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
@@ -279,3 +281,183 @@ def argreduce(node: Node, name: str, axis: int | None, keepdims: bool = False) -
     if keepdims:
         out = reshape(out, tuple(1 if i == axis else n for i, n in enumerate(node.shape)))
     return out
+
+
+# ---- integer-array (advanced) indexing -------------------------------------------------------
+
+
+def gather(operand: Node, indices: tuple[Node, ...], axes: tuple[int, ...],
+           offset_dims: tuple[int, ...], shape: tuple[int, ...]) -> Node:
+    """`operand` read through integer index operands (see ops/indexing.py for the rule)."""
+    others = other_axes(len(operand.shape), axes)
+    if not axes or len(axes) != len(indices) or len(set(axes)) != len(axes):
+        raise ValueError(f"gather: one index operand per distinct axis, got axes {axes}")
+    if len(offset_dims) != len(others) or any(
+            shape[d] != operand.shape[a] for d, a in zip(offset_dims, others, strict=True)):
+        raise ValueError(f"gather: offset_dims {offset_dims} do not place the operand's "
+                         f"axes {others} in shape {shape}")
+    for ix in indices:
+        if ix.shape != shape or ix.dtype.kind not in "iu":
+            raise ValueError("gather: index operands are integer arrays of the result's shape")
+    return Node("gather", (operand, *indices), shape, operand.dtype,
+                (("axes", tuple(axes)), ("offset_dims", tuple(offset_dims))))
+
+
+_RANGES: "weakref.WeakKeyDictionary[Node, tuple[int, int]]" = weakref.WeakKeyDictionary()
+
+
+def _check_concrete(node: Node, values: np.ndarray, axis: int, shape) -> None:
+    """Bounds of a computed index array; its (min, max) is remembered per node, so indexing
+    with the same index array again costs no pass over it."""
+    if values.size == 0:
+        return
+    rng = _RANGES.get(node) if node.op == "buffer" else None
+    if rng is None:
+        v = values.astype(np.intp, copy=False)
+        rng = (int(v.min()), int(v.max()))
+        if node.op == "buffer":
+            _RANGES[node] = rng
+    n = shape[axis]
+    if rng[0] < -n or rng[1] >= n:
+        check_bounds([values], [axis], shape)
+
+
+def _concrete(node: Node) -> np.ndarray | None:
+    """The values of an index operand known now (a computed buffer or a constant), else None."""
+    if node.op == "constant" or (node.op == "buffer" and node.on_host):
+        return node.value
+    return None
+
+
+def _broadcast_into(node: Node, shape: tuple[int, ...], first: int, nb: int) -> Node:
+    """`node` (an index of the broadcast index shape's trailing dims) broadcast to `shape`,
+    where the broadcast index dims are shape[first:first + nb]."""
+    if node.shape == shape:
+        return node
+    dims = tuple(first + nb - len(node.shape) + d for d in range(len(node.shape)))
+    return Node("broadcast", (node,), shape, node.dtype, (("dimensions", dims),))
+
+
+def advanced_getitem(node: Node, key) -> Node:
+    """NumPy's integer-array indexing as one `gather`.
+
+    `key` holds ints, slices, None, Ellipsis, integer index Nodes and concrete boolean NumPy
+    arrays (masks: their `nonzero` indices, one per axis they cover). Integers count as index
+    arrays (0-d) once an array is present. Where the index dimensions go follows NumPy: where
+    the first index sits when all index entries are next to each other in the key, else first.
+    Index arrays already computed are bounds-checked here, at the user's line.
+    """
+    key = key if isinstance(key, tuple) else (key,)
+    ndim = len(node.shape)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+
+    def width(k) -> int:
+        if k is None or k is Ellipsis:
+            return 0
+        if isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            return k.ndim
+        return 1
+
+    used = sum(width(k) for k in key)
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
+                         f"{used} were indexed")
+    # (entry, its position in the key, the operand axis it starts at)
+    items: list[tuple[object, int, int]] = []
+    axis = 0
+    for pos, k in enumerate(key):
+        if k is Ellipsis:
+            for _ in range(ndim - used):
+                items.append((slice(None), pos, axis))
+                axis += 1
+            continue
+        items.append((k, pos, axis))
+        axis += width(k)
+    for _ in range(ndim - axis):  # trailing axes not named: full slices
+        items.append((slice(None), len(key), axis))
+        axis += 1
+
+    adv: list[tuple[object, int, int]] = []  # (Node | int, key position, operand axis)
+    for k, pos, ax in items:
+        if isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            for d in range(k.ndim):
+                if k.shape[d] != node.shape[ax + d]:
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {ax + d}; size "
+                        f"of axis is {node.shape[ax + d]} but size of corresponding boolean "
+                        f"axis is {k.shape[d]}")
+            for d, nz in enumerate(np.nonzero(k)):
+                adv.append((buffer_of(nz), pos, ax + d))
+        elif isinstance(k, Node):
+            adv.append((k, pos, ax))
+        elif k is not None and not isinstance(k, slice):
+            adv.append((operator.index(k), pos, ax))
+    if not adv:
+        raise ValueError("advanced_getitem needs an index array")
+
+    shapes = [a.shape if isinstance(a, Node) else () for a, _, _ in adv]
+    try:
+        bshape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         "with shapes " + "".join(str(s).replace(" ", "") + " "
+                                                  for s in shapes)) from None
+    # bounds of what is known now: ints and computed index arrays, in key order (as NumPy)
+    for a, _, ax in adv:
+        n = node.shape[ax]
+        if isinstance(a, int):
+            if not -n <= a < n:
+                raise IndexError(f"index {a} is out of bounds for axis {ax} with size {n}")
+        else:
+            v = _concrete(a)
+            if v is not None:
+                _check_concrete(a, v, ax, node.shape)
+
+    positions = sorted({pos for _, pos, _ in adv})
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    adv_axes = {ax for _, _, ax in adv}
+    out_shape: list[int] = []
+    slices = []
+    offset_of: dict[int, int] = {}  # operand axis -> result dim
+    first = 0 if not adjacent else None
+    for k, pos, ax in items:
+        if ax in adv_axes and not (isinstance(k, slice) or k is None):
+            if first is None:
+                first = len(out_shape)
+                out_shape += bshape
+            continue
+        if isinstance(k, np.ndarray):  # a mask's later axes were counted above
+            continue
+        if k is None:
+            out_shape.append(1)
+            continue
+        s = k.indices(node.shape[ax])
+        offset_of[ax] = len(out_shape) + (len(bshape) if first == 0 and not adjacent else 0)
+        out_shape.append(len(range(*s)))
+    if not adjacent:
+        out_shape = [*bshape, *out_shape]
+    shape = tuple(out_shape)
+    for ax in range(ndim):
+        if ax not in offset_of:
+            slices.append((0, node.shape[ax], 1))
+        else:
+            k = next(k for k, _, a in items if a == ax and isinstance(k, slice))
+            slices.append(k.indices(node.shape[ax]))
+    operand = slice_(node, tuple(slices))
+    nb = len(bshape)
+    indices, axes = [], []
+    for a, _, ax in adv:
+        if isinstance(a, int):
+            a = constant(np.intp(a), np.dtype(np.intp))
+        indices.append(_broadcast_into(a, shape, first, nb))
+        axes.append(ax)
+    others = other_axes(ndim, axes)
+    return gather(operand, tuple(indices), tuple(axes), tuple(offset_of[a] for a in others),
+                  shape)
+
+
+def buffer_of(values: np.ndarray) -> Node:
+    from lazyarray.graph.node import buffer
+
+    return buffer(np.ascontiguousarray(values))

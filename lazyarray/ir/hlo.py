@@ -3,7 +3,8 @@
 An instruction refers to its operands by position in the module. Opcodes are the graph's:
 an elementwise op's table name (printed with its HLO name), or one of `parameter`,
 `constant`, `convert`, `select`, `broadcast`, `reshape`, `transpose`, `slice`, `reduce`,
-`argreduce`, `scan`, `update`, `fusion`, `get-tuple-element`. `update(base, value)` is `base` with the
+`argreduce`, `scan`, `gather`, `update`, `fusion`, `get-tuple-element`. `gather(x, i_0, ...)`
+reads `x` through integer index operands of the result's shape (ops/indexing.py). `update(base, value)` is `base` with the
 elements at `offset + sum(i_k * strides_k)` (flat, C order) replaced by `value` (a write);
 `dot(a, b)` is NumPy's matmul, a library (BLAS) call. A fusion's `value` is the fused computation, itself
 a Module whose parameters are the fusion's operands.
@@ -51,7 +52,8 @@ class Instr:
 
 # run by the executor between kernels: a write, and library calls (XLA's custom-call)
 LIBRARY = frozenset({"update", "dot"})
-_NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | LIBRARY | {"fusion", "get-tuple-element"}
+_NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | LIBRARY | {"fusion", "get-tuple-element",
+                                                                  "gather"}
 
 
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)

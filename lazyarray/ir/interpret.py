@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.ir.hlo import Instr, Module
+from lazyarray.ops.indexing import gather_ref
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.storage import apply_update
 
@@ -59,6 +60,8 @@ def evaluate(ins, xs: list) -> np.ndarray:
     if op == "argreduce":
         f = np.argmax if ins.attr("to_apply") == "max" else np.argmin
         return np.asarray(f(xs[0], axis=-1))
+    if op == "gather":
+        return gather_ref(xs[0], xs[1:], ins.attr("axes"), ins.attr("offset_dims"), ins.shape)
     if op == "dot":
         return np.asarray(np.matmul(xs[0], xs[1]))
     if op == "update":

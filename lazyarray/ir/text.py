@@ -179,7 +179,7 @@ def _parse_instr(m: re.Match, fusions: dict) -> Instr:
         return Instr(name, operands, shape, dtype)
     order = {"broadcast": ("dimensions",), "reduce": ("dimensions", "to_apply"),
              "argreduce": ("to_apply",), "scan": ("to_apply",), "slice": ("slices",), "get-tuple-element": ("index",),
-             "update": ("offset", "strides")}
+             "update": ("offset", "strides"), "gather": ("axes", "offset_dims")}
     keys = order.get(op, ())
     vals = tuple((k, int(attrs[k]) if k in ("index", "offset") else attrs[k]) for k in keys)
     return Instr(op, operands, shape, dtype, vals)

@@ -50,11 +50,23 @@ REASONS = {
                "kernels",
     "max_size": f"the kernel reached MAX_FUSION ({MAX_FUSION}) instructions",
     "shared": "an expensive op read by several kernels is computed once, not per kernel",
+    "gather": "its value is read through index arrays (gather): random access needs a buffer",
 }
 
 
 def _cheap(ins: Instr) -> bool:
+    if ins.opcode == "gather":  # random reads: computed once, not per consumer kernel
+        return False
     return ins.opcode not in OPS or OPS[ins.opcode].cost is Cost.CHEAP
+
+
+def _needs_buffer(m: Module, u: int, i: int) -> bool:
+    """Does instruction u read i other than element by element in its own iteration space?
+    (through a view, as a gather's table, or as a write / library call)"""
+    user = m.instrs[u]
+    if user.opcode == "gather":
+        return user.operands[0] == i
+    return user.opcode in MOVEMENT or not user.is_elementwise and user.opcode not in REDUCE_LIKE
 
 
 def _base(m: Module, i: int) -> int:
@@ -80,12 +92,11 @@ def assign_groups(m: Module) -> list[Group]:
         if ins.opcode in REDUCE_LIKE:
             new_group("input", i, "output" if i in outputs else "reduction")
             continue
-        if not ins.is_elementwise:  # a write or a library call: the executor runs it
-            new_group("library", i, "library")
+        if not ins.is_elementwise and ins.opcode != "gather":
+            new_group("library", i, "library")  # a write or a library call: the executor runs it
             continue
-        # read through a view, or written by an update: the value needs a buffer of its own
-        viewed = any(m.instrs[u].opcode in MOVEMENT or not m.instrs[u].is_elementwise
-                     and m.instrs[u].opcode not in REDUCE_LIKE for u in users[i])
+        # read through a view or a gather, or written by an update: it needs a buffer of its own
+        viewed = any(_needs_buffer(m, u, i) for u in users[i])
         ugroups = {g for u in users[i] for g in member_of[u] if groups[g].kind != "library"}
         full = any(len(groups[g].members) >= MAX_FUSION for g in ugroups)
         if i in outputs or viewed or not ugroups or full:
@@ -98,6 +109,8 @@ def assign_groups(m: Module) -> list[Group]:
                     continue
             reason = ("output" if i in outputs else
                       "view" if any(m.instrs[u].opcode in MOVEMENT for u in users[i]) else
+                      "gather" if any(m.instrs[u].opcode == "gather"
+                                      and m.instrs[u].operands[0] == i for u in users[i]) else
                       "library" if viewed or not ugroups else "max_size")
             new_group("loop", i, reason)
         elif len(ugroups) == 1 or _cheap(ins):
@@ -166,7 +179,7 @@ def _epilogue_of(m: Module, groups: list[Group | None], k: int) -> int | None:
     order-preserving reshapes such as keepdims) and scalar constants, over as many elements.
     """
     g = groups[k]
-    if g is None or g.kind != "loop":
+    if g is None or g.kind != "loop" or any(m.instrs[i].opcode == "gather" for i in g.members):
         return None
     shape_size = m.instrs[g.roots[0]].shape
     owner = None

@@ -190,6 +190,8 @@ def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list, list]:
         ins = next(i for i in comp.instrs if i.opcode == "scan")
         name = ins.attr("to_apply")
         tail.append(reduce_init(name, acc_dtype(name, ins.dtype)))
+    if spec.tables:
+        tail.append(np.zeros(1, np.int64))  # the kernel's out-of-range flag
     return results, head, tail
 
 
@@ -222,7 +224,7 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
              partials: list, tail: list, operands: list, serial: bool) -> _Prepared | None:
     """Remember this launch if its loads are the operands themselves and its scalars are
     constants: then only the operand arrays change from one call to the next."""
-    if entry.kernel is None or launch.empty or entry.source is None:
+    if entry.kernel is None or launch.empty or entry.source is None or launch.spec.tables:
         return None
     src = [next((j for j, o in enumerate(operands) if o is a), None) for a in launch.arrays]
     if None in src or not all(comp.instrs[_load_base(comp, p)].opcode == "constant"
@@ -363,6 +365,8 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
     for attempt in (0, 1):
         try:
             _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
+            if launch.spec.tables and tail[-1][0]:
+                _raise_index_error(comp, operands)
             p = None if lkey is None else _prepare(comp, launch, entry, results, head, fresh,
                                                    tail, operands, serial)
             if p is not None:
@@ -386,6 +390,13 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             entry.source, entry.reason = None, str(exc)
             stats.bump("fallbacks")
             return interpret(comp, operands)
+
+
+def _raise_index_error(comp: Module, operands: list) -> None:
+    """A kernel flagged an out-of-range gather index: NumPy's IndexError, from the reference
+    semantics on the same operands (the first bad index in NumPy's order)."""
+    interpret(comp, operands)
+    raise IndexError("index out of bounds in a gather")  # unreachable: the interpreter raised
 
 
 _VALUE_ERRORS = (ValueError, IndexError, ZeroDivisionError, FloatingPointError)

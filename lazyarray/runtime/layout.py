@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ir.interpret import apply_movement
+from lazyarray.ops.indexing import other_axes
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,9 @@ class Spec:
     reduced: tuple[bool, ...]  # per canonical dim
     loads: tuple[tuple[int, tuple[int, ...] | None], ...]  # (instr id, dims indexed | None=scalar)
     chunked: bool  # reduction whose outer dim is reduced: per-chunk partials
+    # per gather: (its instr id, canonical dims its table walks); the table array is indexed
+    # by those dims, then by one index per gathered axis
+    tables: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 @dataclass(slots=True)
@@ -44,7 +48,7 @@ def load_points(comp: Module) -> list[int]:
     for ins in comp.instrs:
         if ins.opcode in MOVEMENT or ins.opcode in ("parameter", "constant"):
             continue
-        for o in ins.operands:
+        for o in ins.operands[1:] if ins.opcode == "gather" else ins.operands:
             src = comp.instrs[o]
             if (src.opcode in MOVEMENT or src.opcode in ("parameter", "constant")) and o not in points \
                     and comp.instrs[_base(comp, o)].opcode in ("parameter", "constant"):
@@ -99,6 +103,22 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
         raise AssertionError("a load does not span the iteration space")
     strides = [[v.strides[d] for d in keep] if v.shape == space else [0] * len(keep)
                for v in views]
+    # gathers: each table walks the space along its offset dims (stride 0 along the others)
+    gathers = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "gather"]
+    tables = []
+    for g in gathers:
+        ins = comp.instrs[g]
+        t = np.asarray(_value(comp, ins.operands[0], operands, memo))
+        if ins.shape != tuple(space):
+            raise AssertionError("a gather does not span the iteration space")
+        axes = ins.attr("axes")
+        walk = [0] * len(space)
+        for d, a in zip(ins.attr("offset_dims"), other_axes(t.ndim, axes), strict=True):
+            walk[d] = t.strides[a]
+        if not empty and any(t.shape[a] == 0 for a in axes):
+            empty = True  # every index is out of range: the interpreter raises NumPy's error
+        tables.append((t, axes))
+        strides.append([walk[d] for d in keep])
 
     # merge adjacent dims that every load walks as one (same reducedness; outputs are C order)
     d = len(sizes) - 2
@@ -118,7 +138,7 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
         d -= 1
 
     loads, arrays, scalars = [], [], []
-    for p, v, s in zip(points, views, strides, strict=True):
+    for p, v, s in zip(points, views, strides[:len(views)], strict=True):
         dims = tuple(k for k, st in enumerate(s) if st != 0)  # stride 0: broadcast, not indexed
         if not dims:
             loads.append((p, None))
@@ -128,6 +148,13 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
             shape, st = tuple(sizes[k] for k in dims), tuple(s[k] for k in dims)
             arrays.append(v if (v.shape, v.strides) == (shape, st) else
                           as_strided(v, shape, st, writeable=False))
+    table_specs = []
+    for g, (t, axes), s in zip(gathers, tables, strides[len(views):], strict=True):
+        dims = tuple(k for k, st in enumerate(s) if st != 0)
+        table_specs.append((g, dims))
+        arrays.append(as_strided(t, tuple(sizes[k] for k in dims) + tuple(t.shape[a] for a in axes),
+                                 tuple(s[k] for k in dims) + tuple(t.strides[a] for a in axes),
+                                 writeable=False))
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
-    spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked)
+    spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs))
     return Launch(spec, tuple(sizes), arrays, scalars, empty)
