@@ -43,6 +43,10 @@ from lazyarray._manipulation import (  # noqa: E402
 
 concat = concatenate
 from lazyarray._products import dot, inner, matmul, outer, vdot, vecdot  # noqa: E402
+from lazyarray._library import (  # noqa: E402
+    argpartition, argsort, median, partition, percentile, quantile, searchsorted, sort,
+    sort_complex,
+)
 from lazyarray._composite import (  # noqa: E402
     append, astype, bartlett, blackman, block, common_type, copy, corrcoef, cov, cross, diagflat,
     ediff1d, fix, gradient, hamming, hanning, indices, iscomplex, iscomplexobj, isfortran,

@@ -23,6 +23,7 @@ def _arr(x) -> Array:
 
 
 def _axis(axis: int, ndim: int) -> int:
+    axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise AxisError(axis, ndim)
     return axis % ndim
@@ -167,16 +168,16 @@ def tensordot(a, b, axes=2):
         ax_a, ax_b = axes
     except (TypeError, ValueError):
         n = operator.index(axes)
-        ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
+        ax_a, ax_b = list(range(-n, 0)), list(range(n))
     ax_a = [ax_a] if isinstance(ax_a, int) else list(ax_a)
     ax_b = [ax_b] if isinstance(ax_b, int) else list(ax_b)
     if len(ax_a) != len(ax_b):
         raise ValueError("shape-mismatch for sum")
+    for x, y in zip(ax_a, ax_b):  # out-of-range axes: IndexError from the shape, as NumPy
+        if a.shape[x] != b.shape[y]:
+            raise ValueError("shape-mismatch for sum")
     ax_a = [x + a.ndim if x < 0 else x for x in ax_a]
     ax_b = [x + b.ndim if x < 0 else x for x in ax_b]
-    for x, y in zip(ax_a, ax_b):
-        if not (0 <= x < a.ndim and 0 <= y < b.ndim) or a.shape[x] != b.shape[y]:
-            raise ValueError("shape-mismatch for sum")
     free_a = [k for k in range(a.ndim) if k not in ax_a]
     free_b = [k for k in range(b.ndim) if k not in ax_b]
     k = math.prod(a.shape[x] for x in ax_a)
@@ -212,6 +213,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     NumPy."""
     if axis is not None:
         axisa = axisb = axisc = axis
+    axisa, axisb, axisc = (operator.index(x) for x in (axisa, axisb, axisc))
     a, b = _arr(a), _arr(b)
     a = la.moveaxis(a, axisa, -1)
     b = la.moveaxis(b, axisb, -1)
@@ -448,6 +450,7 @@ def rollaxis(a, axis, start=0):
     a = _arr(a)
     n = a.ndim
     axis = _axis(axis, n)
+    start = operator.index(start)
     if start < 0:
         start += n
     if not 0 <= start < n + 1:
@@ -589,4 +592,6 @@ def astype(x, dtype, /, *, copy=True, device=None):
     """`x` cast to `dtype` (numpy.astype)."""
     if not isinstance(x, Array):
         raise TypeError(f"Input should be a NumPy array. It is a {type(x)} instead.")
+    if isinstance(dtype, Array):
+        raise TypeError("Cannot construct a dtype from an array")
     return x.astype(dtype, copy=copy)

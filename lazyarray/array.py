@@ -83,18 +83,22 @@ def _fallback(func, *args, **kwargs):
         isinstance(o, Array) for o in out))
     if out is not None and not lazy_out:
         kwargs["out"] = out
+    if lazy_out:  # NumPy writes (and validates) NumPy copies; their values are written back
+        outs = out if isinstance(out, tuple) else (out,)
+        np_outs = tuple(np.array(np.asarray(o), copy=True) if isinstance(o, Array) else o
+                        for o in outs)
+        kwargs["out"] = np_outs if isinstance(out, tuple) else np_outs[0]
     target = args[0] if args and getattr(func, "__name__", "") in MUTATING else None
     cargs = [conv(a) for a in args]
     if isinstance(target, Array):
         cargs[0] = np.array(cargs[0], copy=True)
-    res = func(*cargs, **{k: conv(v) for k, v in kwargs.items()})
+    res = func(*cargs, **{k: v if k == "out" else conv(v) for k, v in kwargs.items()})
     if isinstance(target, Array):
         target[...] = cargs[0]
     if lazy_out:
-        outs = out if isinstance(out, tuple) else (out,)
-        vals = res if isinstance(res, tuple) else (res,)
-        for o, v in zip(outs, vals, strict=True):
-            o[...] = np.asarray(v)
+        for o, v in zip(outs, np_outs, strict=True):
+            if isinstance(o, Array):
+                o[...] = v
         return out
     return _wrap_result(res)
 
@@ -1103,3 +1107,108 @@ Array.__abs__ = lambda self: _UFUNCS["absolute"](self)
 Array.__invert__ = lambda self: _UFUNCS["invert"](self)
 Array.__divmod__ = lambda self, o: _UFUNCS["divmod"](self, o)
 Array.__rdivmod__ = lambda self, o: _UFUNCS["divmod"](o, self)
+
+
+# ---- the rest of ndarray's methods: the namespace's functions, or NumPy's on the value ------
+def _ns(name: str):
+    import lazyarray
+
+    return getattr(lazyarray, name)
+
+
+def _sort(self, axis=-1, kind=None, order=None, *, stable=None) -> None:
+    """Sort in place (ndarray.sort): a write of the sorted value, seen by every view."""
+    s = _ns("sort")(self, axis=axis, kind=kind, order=order, stable=stable)
+    self[...] = s if axis is not None else s.reshape(self.shape)
+
+
+def _partition(self, kth, axis=-1, kind="introselect", order=None) -> None:
+    """Partition in place (ndarray.partition)."""
+    self[...] = _ns("partition")(self, kth, axis=axis, kind=kind, order=order)
+
+
+def _resize(self, new_shape, *more, refcheck=True) -> None:
+    """Change shape and size in place, filling with zeros (ndarray.resize); only an array
+    that owns its data, as in NumPy. Views made earlier keep the old storage."""
+    if self._base is not None:
+        raise ValueError("cannot resize this array: it does not own its data")
+    shape = (new_shape, *more) if more else new_shape
+    value = np.array(self._value(), copy=True)
+    value.resize(shape, refcheck=False)
+    self._storage, self._proxy = Storage(buffer(value)), None
+
+
+class _FlatIter:
+    """``a.flat``: a 1-d view in C order for reading, writing and iterating."""
+
+    def __init__(self, a: Array):
+        self.base = a
+
+    def _flat(self) -> Array:
+        return self.base.reshape(-1) if self.base.flags.c_contiguous else self.base.ravel()
+
+    def __getitem__(self, key):
+        return self.base.ravel()[key]
+
+    def __setitem__(self, key, value) -> None:
+        a = self.base
+        if a.flags.c_contiguous:
+            a.reshape(-1)[key] = value
+        else:
+            flat = np.array(a._value(), copy=True).reshape(-1)
+            flat[key] = value.__array__() if isinstance(value, Array) else value
+            a[...] = flat.reshape(a.shape)
+
+    def __iter__(self):
+        return iter(self.base.ravel()._value())
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __array__(self, dtype=None, copy=None):
+        return self.base.ravel().__array__(dtype, copy)
+
+    def copy(self) -> Array:
+        return self.base.flatten()
+
+
+def _setflags(self, write=None, align=None, uic=None) -> None:
+    """Only the write flag is meaningful here: False makes this array read-only; True is
+    refused for an array that cannot be written (read-only views), as in NumPy."""
+    layout = self._layout()
+    if write is False:
+        if self._proxy is None:
+            self._proxy = layout = layout.view()
+        layout.flags.writeable = False
+    elif write is True and not layout.flags.writeable:
+        layout.flags.writeable = True  # NumPy's own rule decides (raises for broadcast views)
+
+
+def _value_method(name: str, wrap_result: bool = False):
+    def method(self, *args, **kwargs):
+        res = getattr(self._value(), name)(*args, **kwargs)
+        return _wrap_result(res) if wrap_result else res
+
+    method.__name__ = name
+    method.__doc__ = f"ndarray.{name} on the computed value."
+    return method
+
+
+for _name in ("argsort", "argpartition", "searchsorted", "nonzero", "repeat", "diagonal",
+              "trace", "choose"):
+    setattr(Array, _name, (lambda n: lambda self, *a, **k: _ns(n)(self, *a, **k))(_name))
+    getattr(Array, _name).__name__ = _name
+Array.put = lambda self, indices, values, mode="raise": _ns("put")(self, indices, values, mode)
+Array.sort, Array.partition, Array.resize = _sort, _partition, _resize
+Array.setflags = _setflags
+Array.flat = property(_FlatIter, lambda self, v: _FlatIter(self).__setitem__(slice(None), v))
+Array.strides = property(lambda self: self._layout().strides)
+for _name in ("tobytes", "tofile", "dump", "dumps", "getfield"):
+    setattr(Array, _name, _value_method(_name, wrap_result=_name == "getfield"))
+Array.byteswap = lambda self, inplace=False: (
+    _fallback(lambda v: v.byteswap(), self) if not inplace else
+    self._mutate_eagerly(lambda v: v.byteswap(inplace=True)) or self)
+Array.setfield = lambda self, val, dtype, offset=0: self._mutate_eagerly(
+    lambda v: v.setfield(np.asarray(val), dtype, offset))
+Array.ctypes = property(lambda self: self._value().ctypes)
+Array.data = property(lambda self: self._value().data)

@@ -80,11 +80,13 @@ def interpret_graph(order: list[Node], roots: list[Node]) -> list[np.ndarray]:
     for r in roots:
         uses[id(r)] = uses.get(id(r), 0) + 1
     vals: dict[int, np.ndarray] = {}
+    memo: dict = {}  # multi-result library calls: run once
     for n in order:  # under the caller's np.errstate: NumPy warns or raises as it would
         if n.op in ("buffer", "constant"):
             vals[id(n)] = n.value
             continue
-        vals[id(n)] = evaluate(n, [vals[id(s)] for s in n.srcs])
+        vals[id(n)] = evaluate(n, [vals[id(s)] for s in n.srcs], memo,
+                               tuple(id(s) for s in n.srcs))
         for s in n.srcs:  # free each intermediate at its last use
             uses[id(s)] -= 1
             if not uses[id(s)]:

@@ -185,3 +185,225 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 def matrix_transpose(x, /):
     """Swap the last two axes (a view), as ``numpy.linalg.matrix_transpose``."""
     return _la().matrix_transpose(x)
+
+
+# ---- LAPACK as library calls (custom-call nodes: lazy; the work around them fuses) ---------
+def _lib():
+    from lazyarray import _library
+
+    return _library
+
+
+def _arr(x) -> Array:
+    return x if isinstance(x, Array) else _la().asarray(x)
+
+
+def _stacked_2d(*arrays) -> None:
+    for a in arrays:
+        if a.ndim < 2:
+            raise _np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at "
+                                         "least two-dimensional")
+
+
+def _stacked_square(*arrays) -> None:
+    for a in arrays:
+        if a.shape[-1] != a.shape[-2]:
+            raise _np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def _dtype_of(fn, a: Array, *extra, **kw):
+    """NumPy's result dtype(s) for `a`'s dtype, from a 2x2 identity (cheap, never singular)."""
+    res = fn(_np.eye(2, dtype=a.dtype), *extra, **kw)
+    return tuple(_np.asarray(r).dtype for r in res) if isinstance(res, tuple) else \
+        _np.asarray(res).dtype
+
+
+def _square(a) -> Array:
+    a = _arr(a)
+    _stacked_2d(a)
+    _stacked_square(a)
+    if a.dtype.kind not in "biufc":
+        raise TypeError(f"array type {a.dtype} is unsupported in linalg")
+    return a
+
+
+def solve(a, b):
+    """Solve a @ x = b (numpy.linalg.solve): LAPACK's gesv, as a library call."""
+    a, b = _square(a), _arr(b)
+    m = a.shape[-1]
+    if b.ndim == 1:
+        if b.shape[0] != m:
+            raise ValueError(f"solve1: Input operand 1 has a mismatch in its core dimension 0, "
+                             f"with gufunc signature (m,m),(m)->(m) (size {b.shape[0]} is "
+                             f"different from {m})")
+        shape = a.shape[:-1]
+    else:
+        if b.shape[-2] != m:
+            raise ValueError(f"solve: Input operand 1 has a mismatch in its core dimension 0, "
+                             f"with gufunc signature (m,m),(m,n)->(m,n) (size {b.shape[-2]} is "
+                             f"different from {m})")
+        shape = _np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+    dtype = _np.linalg.solve(_np.eye(2, dtype=a.dtype), _np.ones(2, dtype=b.dtype)).dtype
+    return _lib().library_call("solve", [a, b], {}, (shape, dtype))
+
+
+def inv(a):
+    """The inverse of a square matrix (numpy.linalg.inv), as a library call."""
+    a = _square(a)
+    return _lib().library_call("inv", [a], {}, (a.shape, _dtype_of(_np.linalg.inv, a)))
+
+
+def det(a):
+    """The determinant (numpy.linalg.det), as a library call."""
+    a = _square(a)
+    return _lib().library_call("det", [a], {}, (a.shape[:-2], _dtype_of(_np.linalg.det, a)))
+
+
+def slogdet(a):
+    """Sign and log-magnitude of the determinant (numpy.linalg.slogdet)."""
+    a = _square(a)
+    ds, dl = _dtype_of(_np.linalg.slogdet, a)
+    sign, logabsdet = _lib().library_call("slogdet", [a], {},
+                                          [(a.shape[:-2], ds), (a.shape[:-2], dl)])
+    return _np.linalg._linalg.SlogdetResult(sign, logabsdet)
+
+
+def cholesky(a, /, *, upper=False):
+    """The Cholesky factor (numpy.linalg.cholesky); not positive definite raises LinAlgError
+    when computed."""
+    a = _square(a)
+    return _lib().library_call("cholesky", [a], {"upper": bool(upper)},
+                               (a.shape, _dtype_of(_np.linalg.cholesky, a)))
+
+
+def eigvalsh(a, UPLO="L"):
+    """Eigenvalues of a Hermitian matrix (numpy.linalg.eigvalsh)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    a = _square(a)
+    return _lib().library_call("eigvalsh", [a], {"UPLO": UPLO},
+                               (a.shape[:-1], _dtype_of(_np.linalg.eigvalsh, a)))
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues and eigenvectors of a Hermitian matrix (numpy.linalg.eigh)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    a = _square(a)
+    dw, dv = _dtype_of(_np.linalg.eigh, a)
+    w, v = _lib().library_call("eigh", [a], {"UPLO": UPLO}, [(a.shape[:-1], dw), (a.shape, dv)])
+    return _np.linalg._linalg.EighResult(w, v)
+
+
+def _mn(a: Array):
+    _stacked_2d(a)
+    m, n = a.shape[-2:]
+    return a.shape[:-2], m, n, min(m, n)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition (numpy.linalg.svd), as a library call."""
+    a = _arr(a)
+    batch, m, n, k = _mn(a)
+    if not compute_uv:
+        return svdvals(a) if not hermitian else _fallback(_np.linalg.svd, a, full_matrices,
+                                                          compute_uv, hermitian)
+    du, ds, dvh = _dtype_of(_np.linalg.svd, a)
+    shapes = [batch + ((m, m) if full_matrices else (m, k)), batch + (k,),
+              batch + ((n, n) if full_matrices else (k, n))]
+    u, s, vh = _lib().library_call(
+        "svd", [a], {"full_matrices": bool(full_matrices), "hermitian": bool(hermitian)},
+        list(zip(shapes, (du, ds, dvh))))
+    return _np.linalg._linalg.SVDResult(u, s, vh)
+
+
+def svdvals(x, /):
+    """Singular values (numpy.linalg.svdvals), as a library call."""
+    a = _arr(x)
+    batch, m, n, k = _mn(a)
+    return _lib().library_call("svdvals", [a], {},
+                               (batch + (k,), _dtype_of(_np.linalg.svdvals, a)))
+
+
+def qr(a, mode="reduced"):
+    """QR decomposition (numpy.linalg.qr); modes 'reduced', 'complete' and 'r'."""
+    a = _arr(a)
+    if mode not in ("reduced", "complete", "r"):
+        return _fallback(_np.linalg.qr, a, mode)
+    batch, m, n, k = _mn(a)
+    if mode == "r":
+        r = _np.linalg.qr(_np.eye(2, dtype=a.dtype), mode="r")
+        q, rr = _lib().library_call("qr", [a], {"mode": "reduced"},
+                                    [(batch + (m, k), r.dtype), (batch + (k, n), r.dtype)])
+        return rr
+    dq, dr = _dtype_of(_np.linalg.qr, a, mode=mode)
+    kq = m if mode == "complete" else k
+    q, r = _lib().library_call("qr", [a], {"mode": mode},
+                               [(batch + (m, kq), dq), (batch + (kq, n), dr)])
+    return _np.linalg._linalg.QRResult(q, r)
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=_np._NoValue):
+    """The pseudo-inverse (numpy.linalg.pinv) with the default cutoff, as a library call."""
+    a = _arr(a)
+    if rcond is not None or rtol is not _np._NoValue:
+        return _fallback(_np.linalg.pinv, a, rcond, hermitian, rtol=rtol)
+    batch, m, n, k = _mn(a)
+    return _lib().library_call("pinv", [a], {"hermitian": bool(hermitian)},
+                               (batch + (n, m), _dtype_of(_np.linalg.pinv, a)))
+
+
+def matrix_power(a, n):
+    """`a` to the integer power `n` (numpy.linalg.matrix_power), as a library call."""
+    a = _square(a)
+    n = operator_index(n)
+    dtype = _np.linalg.matrix_power(_np.eye(2, dtype=a.dtype), n).dtype
+    return _lib().library_call("matrix_power", [a], {"n": n}, (a.shape, dtype))
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """Rank by SVD (numpy.linalg.matrix_rank) with the default tolerance."""
+    a = _arr(A)
+    if tol is not None or rtol is not None or a.ndim < 2:
+        return _fallback(_np.linalg.matrix_rank, a, tol, hermitian, rtol=rtol)
+    return _lib().library_call("matrix_rank", [a], {"hermitian": bool(hermitian)},
+                               (a.shape[:-2], _np.dtype(_np.intp)))
+
+
+def multi_dot(arrays, *, out=None):
+    """A chain of matrix products (numpy.linalg.multi_dot), left to right: lazy matmuls."""
+    la = _la()
+    if out is not None:
+        return _fallback(_np.linalg.multi_dot, arrays, out=out)
+    arrays = [_arr(x) for x in arrays]
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    first, last = arrays[0], arrays[-1]
+    if first.ndim == 1:
+        arrays[0] = first[None, :]
+    if last.ndim == 1:
+        arrays[-1] = last[:, None]
+    for x in arrays:
+        _stacked_2d(x)
+        if x.ndim != 2:
+            raise _np.linalg.LinAlgError(f"{x.ndim}-dimensional array given. Array must be "
+                                         "two-dimensional")
+    r = arrays[0]
+    for x in arrays[1:]:
+        r = la.dot(r, x)
+    if first.ndim == 1 and last.ndim == 1:
+        return r[0, 0]
+    if first.ndim == 1:
+        return r[0]
+    if last.ndim == 1:
+        return r[:, 0]
+    return r
+
+
+def operator_index(n) -> int:
+    import operator
+
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError("exponent must be an integer") from None

@@ -43,7 +43,7 @@ class Node:
             if self.device is not None:
                 v = self._host = FETCH(self)
                 v.flags.writeable = False
-        elif v.flags.writeable:  # an eager-tier leaf (see `leaf`): read-only once shared
+        elif type(v) is np.ndarray and v.flags.writeable:  # an eager-tier leaf (see `leaf`)
             v.flags.writeable = False
         return v
 

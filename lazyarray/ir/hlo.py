@@ -6,7 +6,8 @@ an elementwise op's table name (printed with its HLO name), or one of `parameter
 `argreduce`, `scan`, `gather`, `update`, `fusion`, `get-tuple-element`. `gather(x, i_0, ...)`
 reads `x` through integer index operands of the result's shape (ops/indexing.py). `update(base, value)` is `base` with the
 elements at `offset + sum(i_k * strides_k)` (flat, C order) replaced by `value` (a write);
-`dot(a, b)` is NumPy's matmul, a library (BLAS) call. A fusion's `value` is the fused computation, itself
+`dot(a, b)` is NumPy's matmul, a library (BLAS) call; `custom-call(x, ...)` is another
+library call (sort, LAPACK, FFT: ops/library.py). A fusion's `value` is the fused computation, itself
 a Module whose parameters are the fusion's operands.
 """
 
@@ -51,7 +52,7 @@ class Instr:
 
 
 # run by the executor between kernels: a write, and library calls (XLA's custom-call)
-LIBRARY = frozenset({"update", "dot"})
+LIBRARY = frozenset({"update", "dot", "custom-call"})
 _NOT_ELEMENTWISE = MOVEMENT | SOURCES | REDUCE_LIKE | LIBRARY | {"fusion", "get-tuple-element",
                                                                   "gather"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.ir.hlo import Instr, Module
+from lazyarray.ops import library
 from lazyarray.ops.indexing import gather_ref
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.storage import apply_update
@@ -33,7 +34,7 @@ def apply_movement(ins: Instr, x: np.ndarray) -> np.ndarray:
     raise ValueError(op)
 
 
-def evaluate(ins, xs: list) -> np.ndarray:
+def evaluate(ins, xs: list, memo: dict | None = None, sources: tuple = ()) -> np.ndarray:
     """One instruction (or graph Node: same opcodes and attributes) on operand values `xs`."""
     op = ins.opcode
     if op == "constant":
@@ -64,6 +65,8 @@ def evaluate(ins, xs: list) -> np.ndarray:
         return gather_ref(xs[0], xs[1:], ins.attr("axes"), ins.attr("offset_dims"), ins.shape)
     if op == "dot":
         return np.asarray(np.matmul(xs[0], xs[1]))
+    if op == "custom-call":
+        return library.call(ins, xs, memo, sources)
     if op == "update":
         return apply_update(xs[0], xs[1], ins.attr("offset"), ins.attr("strides"), inplace=False)
     if op == "fusion":
@@ -80,12 +83,13 @@ def interpret(module: Module, args: list) -> list[np.ndarray]:
     for ins in module.instrs:
         for o in ins.operands:
             users_left[o] += 1
+    memo: dict = {}  # multi-result library calls: run once
     with np.errstate(all="ignore"):
         for i, ins in enumerate(module.instrs):
             if ins.opcode == "parameter":
                 vals[i] = np.asarray(args[ins.attr("index")])
             else:
-                vals[i] = evaluate(ins, [vals[o] for o in ins.operands])
+                vals[i] = evaluate(ins, [vals[o] for o in ins.operands], memo, ins.operands)
                 for o in ins.operands:  # free intermediates at their last use
                     users_left[o] -= 1
                     if users_left[o] == 0 and o not in module.outputs:

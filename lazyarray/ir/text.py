@@ -26,6 +26,7 @@ import re
 
 import numpy as np
 
+from lazyarray.ops.library import LIBRARY, parse_param
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ops.dtypes import FROM_HLO, hlo_name
 from lazyarray.ops.table import BY_HLO, OPS
@@ -177,6 +178,14 @@ def _parse_instr(m: re.Match, fusions: dict) -> Instr:
     if op == "compare" or (op, None) in BY_HLO:
         name = BY_HLO[(op, attrs.get("direction"))].name
         return Instr(name, operands, shape, dtype)
+    if op == "custom-call":
+        spec = LIBRARY[attrs["target"]]
+        vals = [("target", attrs["target"])]
+        vals += [(p, parse_param(attrs[p]) if isinstance(attrs[p], str) else attrs[p])
+                 for p in spec.params if p in attrs]
+        if spec.outputs > 1:
+            vals.append(("output", int(attrs["output"])))
+        return Instr(op, operands, shape, dtype, tuple(vals))
     order = {"broadcast": ("dimensions",), "reduce": ("dimensions", "to_apply"),
              "argreduce": ("to_apply",), "scan": ("to_apply",), "slice": ("slices",), "get-tuple-element": ("index",),
              "update": ("offset", "strides"), "gather": ("axes", "offset_dims")}

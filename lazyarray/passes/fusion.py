@@ -46,7 +46,7 @@ REASONS = {
     "reduction": "its root is a reduction, scan or arg-reduction: consumers need the whole result",
     "view": "its value is read through a view (slice, transpose, broadcast, reshape), so it "
             "needs a buffer of its own",
-    "library": "its value feeds a library call (dot) or a write (update), which runs between "
+    "library": "its value feeds a library call (dot, sort, LAPACK, FFT) or a write (update), which runs between "
                "kernels",
     "max_size": f"the kernel reached MAX_FUSION ({MAX_FUSION}) instructions",
     "shared": "an expensive op read by several kernels is computed once, not per kernel",

@@ -24,6 +24,7 @@ from lazyarray.runtime import background
 from lazyarray.codegen.cpu import CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode, render
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
+from lazyarray.ops import library
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import diskcache, pool
@@ -487,6 +488,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         if len(_last_uses) >= PREPARED_COMPUTATIONS:
             _last_uses.clear()
         _last_uses[m] = last_use
+    calls: dict = {}  # multi-result library calls: run once
     for i, ins in enumerate(m.instrs):
         op = ins.opcode
         if op == "parameter":
@@ -506,6 +508,14 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             a, b = (vals[o] for o in ins.operands)
             vals[i] = np.empty(ins.shape, ins.dtype) if dry else np.asarray(np.matmul(a, b))
             if not dry:
+                stats.bump("library_calls")
+        elif op == "custom-call":
+            if dry:
+                vals[i] = np.empty(ins.shape, ins.dtype)
+                continue
+            ran = len(calls)
+            vals[i] = library.call(ins, [vals[o] for o in ins.operands], calls, ins.operands)
+            if ins.attr("output") is None or len(calls) > ran:  # a later result: no new call
                 stats.bump("library_calls")
         elif op == "update":
             base, value = (vals[o] for o in ins.operands)
