@@ -25,7 +25,8 @@ from lazyarray import engine as _engine  # noqa: E402
 from lazyarray import stats as _stats  # noqa: E402
 from lazyarray._creation import (  # noqa: E402
     array, asanyarray, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like,
-    identity, linspace, ones, ones_like, zeros, zeros_like, arange,
+    identity, linspace, ones, ones_like, zeros, zeros_like, arange, from_dlpack,
+    __array_namespace_info__,
 )
 from lazyarray._funcs import (  # noqa: E402
     allclose, around, array_equal, array_equiv, average, clip, copyto, count_nonzero, isclose,

@@ -158,3 +158,38 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
 def identity(n, dtype=None, *, like=None):
     """The identity matrix (see numpy.identity)."""
     return eye(n, dtype=float if dtype is None else dtype)
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """A lazy array from any DLPack producer (a copy on entry, like `asarray`)."""
+    if device is not None and _device_name(device) != "cpu":
+        raise ValueError(f"unsupported device {device!r} for from_dlpack")
+    if isinstance(x, Array):
+        return x.copy() if copy else x
+    return asarray(np.from_dlpack(x, copy=copy))
+
+
+class _ArrayNamespaceInfo:
+    """What `__array_namespace_info__()` reports (Array API 2024.12): NumPy's dtypes, the
+    one "cpu" device (and "cuda" when lazyarray's CUDA backend can run)."""
+
+    def capabilities(self) -> dict:
+        return {"boolean indexing": True, "data-dependent shapes": True,
+                "max dimensions": 64}
+
+    def default_device(self) -> str:
+        return "cpu"
+
+    def devices(self) -> list:
+        return ["cpu"]
+
+    def default_dtypes(self, *, device=None) -> dict:
+        return np.__array_namespace_info__().default_dtypes(device=device)
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        return np.__array_namespace_info__().dtypes(device=device, kind=kind)
+
+
+def __array_namespace_info__():
+    """Introspection of lazyarray's Array API namespace (capabilities, devices, dtypes)."""
+    return _ArrayNamespaceInfo()

@@ -619,7 +619,8 @@ class Array:
                 v = self._val = np.array(v)
         else:
             st = self._st
-            if self._chain or st._fake is not None and not st._fake.flags.writeable:
+            if self._chain or (st._fake is not None and not st._fake.flags.writeable) or (
+                    self._proxy is not None and not self._proxy.flags.writeable):
                 return False
             node = st.node
             v = node._host
@@ -1212,3 +1213,41 @@ Array.setfield = lambda self, val, dtype, offset=0: self._mutate_eagerly(
     lambda v: v.setfield(np.asarray(val), dtype, offset))
 Array.ctypes = property(lambda self: self._value().ctypes)
 Array.data = property(lambda self: self._value().data)
+
+
+# ---- the Array API standard's protocols ------------------------------------------------------
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+def _array_namespace(self, /, *, api_version=None):
+    """The namespace of this array's functions: lazyarray (Array API standard)."""
+    if api_version is not None and api_version not in API_VERSIONS:
+        raise ValueError(f"Version {api_version!r} of the Array API standard is not supported; "
+                         f"supported versions: {', '.join(API_VERSIONS)}")
+    import lazyarray
+
+    return lazyarray
+
+
+def _dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """Export the computed value through DLPack (CPU memory). The buffer is read-only: a
+    versioned consumer is told so; a legacy one (no read-only flag) gets a copy, unless
+    ``copy=False`` forbids it (then BufferError, as NumPy)."""
+    if stream is not None:
+        raise BufferError("lazyarray arrays live on the CPU: stream must be None")
+    v = self._value()
+    legacy = max_version is None or max_version[0] < 1
+    if legacy and not v.flags.writeable:
+        if copy is False:
+            raise BufferError("Cannot export readonly array since signalling readonly is "
+                              "unsupported by DLPack (supported by newer DLPack version).")
+        v = v.copy()
+    kw = {} if dl_device is None else {"dl_device": dl_device}
+    if legacy:
+        return v.__dlpack__(**kw, copy=copy) if copy is not None else v.__dlpack__(**kw)
+    return v.__dlpack__(max_version=max_version, copy=copy, **kw)
+
+
+Array.__array_namespace__ = _array_namespace
+Array.__dlpack__ = _dlpack
+Array.__dlpack_device__ = lambda self, /: (1, 0)  # kDLCPU, device 0

@@ -367,3 +367,77 @@ def test_setitem_through_views(mode):
     x[0] = 100
     a_ref[0] = 100
     assert_like_numpy(v, a_ref[::2])
+
+
+def test_array_api_namespace_and_info():
+    x = la.asarray(np.arange(6.0)).reshape(2, 3)
+    assert x.__array_namespace__() is la
+    assert x.__array_namespace__(api_version="2024.12") is la
+    with pytest.raises(ValueError, match="not supported"):
+        x.__array_namespace__(api_version="2019.01")
+    info = la.__array_namespace_info__()
+    ref = np.__array_namespace_info__()
+    assert info.capabilities()["boolean indexing"] and info.capabilities()["data-dependent shapes"]
+    assert info.default_device() == "cpu" and info.devices() == ["cpu"] and x.device == "cpu"
+    assert info.default_dtypes() == ref.default_dtypes()
+    assert info.dtypes(kind="integral") == ref.dtypes(kind="integral")
+
+
+def test_dlpack_round_trips_both_ways():
+    x = la.asarray(np.arange(6.0)).reshape(2, 3) * 2  # pending: exporting computes it
+    assert x.__dlpack_device__() == (1, 0)
+    y = np.from_dlpack(x)  # NumPy's consumer (versioned DLPack: read-only flag honoured)
+    np.testing.assert_array_equal(y, np.arange(6.0).reshape(2, 3) * 2)
+    legacy = x.__dlpack__()  # a legacy consumer cannot be told "read-only": it gets a copy
+    assert type(legacy).__name__ == "PyCapsule"
+    with pytest.raises(BufferError):
+        x.__dlpack__(copy=False)
+    z = la.from_dlpack(np.arange(4, dtype=np.int32))
+    assert isinstance(z, la.ndarray) and z.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(z + 1), np.arange(4) + 1)
+    with pytest.raises(ValueError, match="device"):
+        la.from_dlpack(np.arange(3), device="tpu")
+
+
+def test_every_ndarray_method_resolves():
+    missing = [m for m in dir(np.ndarray) if not m.startswith("_") and not hasattr(la.ndarray, m)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("name, call", [
+    ("sort", lambda a: a.sort(axis=0)),
+    ("partition", lambda a: a.partition(1, axis=1)),
+    ("put", lambda a: a.put([0, 5], [-1.0, -2.0])),
+    ("setflags", lambda a: a.setflags(write=False)),
+    ("resize", lambda a: a.resize((2, 2), refcheck=False)),
+    ("flat_set", lambda a: a.flat.__setitem__(slice(1, 4), 9.0)),
+])
+def test_mutating_methods_match_numpy(name, call):
+    ref = np.random.default_rng(3).standard_normal((3, 4))
+    a, n = la.asarray(ref), ref.copy()
+    call(a)
+    call(n)
+    np.testing.assert_array_equal(np.asarray(a), n)
+    assert a.flags.writeable == n.flags.writeable
+    if name == "setflags":
+        with pytest.raises(ValueError, match="read-only"):
+            a[0, 0] = 1.0
+
+
+def test_value_methods_match_numpy():
+    ref = np.arange(12.0).reshape(3, 4)
+    a = la.asarray(ref)
+    assert a.tobytes() == ref.tobytes() and a.strides == ref.strides
+    assert a[:, ::2].strides == ref[:, ::2].strides and a.T.strides == ref.T.strides
+    assert list(a.flat) == list(ref.flat) and float(a.flat[5]) == ref.flat[5]
+    np.testing.assert_array_equal(np.asarray(a.flat.copy()), ref.flat.copy())
+    for m, args in (("argsort", ()), ("argpartition", (2,)), ("repeat", (2,)),
+                    ("diagonal", (1,)), ("trace", ()), ("searchsorted", (5.5,)),
+                    ("nonzero", ())):
+        src, nsrc = (a[0], ref[0]) if m == "searchsorted" else (a, ref)
+        got, want = getattr(src, m)(*args), getattr(nsrc, m)(*args)
+        for g, w in zip(got if isinstance(want, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    with pytest.raises(ValueError, match="does not own its data"):
+        a[1:].resize((2,))
