@@ -595,3 +595,132 @@ def astype(x, dtype, /, *, copy=True, device=None):
     if isinstance(dtype, Array):
         raise TypeError("Cannot construct a dtype from an array")
     return x.astype(dtype, copy=copy)
+
+
+# ---- einsum ---------------------------------------------------------------------------------
+def _einsum_parse(subscripts: str, shapes) -> tuple[list[str], str]:
+    """Input index strings (ellipses expanded to fresh letters) and the output string."""
+    s = subscripts.replace(" ", "")
+    if "->" in s:
+        ins, out = s.split("->")
+        explicit = True
+    else:
+        ins, out, explicit = s, "", False
+    terms = ins.split(",")
+    if len(terms) != len(shapes):
+        # NumPy's wording, which names the opposite case
+        raise ValueError("more operands provided to einstein sum function than specified in "
+                         "the subscripts string" if len(shapes) < len(terms) else
+                         "fewer operands provided to einstein sum function than specified in "
+                         "the subscripts string")
+    used = set(c for c in s if c.isalpha())
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    ell_n = 0
+    for t, shp in zip(terms, shapes):
+        if "..." in t:
+            ell_n = builtins.max(ell_n, len(shp) - (len(t) - 3))
+    ell = "".join(spare[:ell_n])
+    out_terms = []
+    for t, shp in zip(terms, shapes):
+        if "..." in t:
+            k = len(shp) - (len(t) - 3)
+            t = t.replace("...", ell[ell_n - k:] if k else "")
+        for c in t:
+            if not c.isalpha():
+                raise ValueError(f"invalid subscript '{c}' in einstein sum subscripts string, "
+                                 "subscripts must be letters")
+        if len(t) != len(shp):
+            raise ValueError(f"operand has more dimensions than subscripts given in einstein "
+                             f"sum, but no '...' ellipsis provided to broadcast the extra "
+                             f"dimensions." if len(shp) > len(t) else
+                             f"einstein sum subscripts string contains too many subscripts "
+                             f"for operand")
+        out_terms.append(t)
+    if explicit:
+        out = out.replace("...", ell)
+    else:
+        counts = {}
+        for t in out_terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return out_terms, out
+
+
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    """Einstein summation (numpy.einsum) lowered to lazy diagonals, sums, broadcasts and
+    matrix products (dot), so the elementwise work around it fuses."""
+    if out is not None or dtype is not None or not operands or not isinstance(operands[0], str):
+        return _fallback(np.einsum, *operands, out=out, dtype=dtype, order=order,
+                         casting=casting, optimize=optimize)
+    subscripts, arrays = operands[0], [_arr(a) for a in operands[1:]]
+    terms, out_idx = _einsum_parse(subscripts, [a.shape for a in arrays])
+    sizes: dict[str, int] = {}
+    for t, a in zip(terms, arrays):
+        for c, n in zip(t, a.shape):
+            if sizes.get(c, n) != n and 1 not in (n, sizes[c]):
+                raise ValueError(f"operands could not be broadcast together with remapped "
+                                 f"shapes [original->remapped]: size of label '{c}' differs")
+            sizes[c] = builtins.max(sizes.get(c, n), n)
+    result_dtype = np.result_type(*(a.dtype for a in arrays))
+    ops = []
+    for t, a in zip(terms, arrays):  # repeated labels in one operand: its diagonal
+        while len(set(t)) < len(t):
+            c = next(c for c in t if t.count(c) > 1)
+            i, j = t.index(c), t.index(c, t.index(c) + 1)
+            a = la.diagonal(a, axis1=i, axis2=j)
+            t = t[:i] + t[i + 1:j] + t[j + 1:] + c
+        ops.append((t, a))
+
+    def needed(k: int) -> set:
+        rest = set(out_idx)
+        for t, _ in ops[k + 1:]:
+            rest |= set(t)
+        return rest
+
+    t, acc = ops[0]
+    for k in range(1, len(ops) + 1):
+        keep = needed(k - 1)
+        if k == len(ops):
+            drop = [i for i, c in enumerate(t) if c not in keep]
+            if drop:
+                acc = la.sum(acc, axis=tuple(drop))
+                t = "".join(c for c in t if c in keep)
+            break
+        u, b = ops[k]
+        keep_after = needed(k)
+        # labels only in one side and not needed later: sum them first
+        for side in (0, 1):
+            tt, arr = (t, acc) if side == 0 else (u, b)
+            other = u if side == 0 else t
+            drop = [i for i, c in enumerate(tt) if c not in keep_after and c not in other]
+            if drop:
+                arr = la.sum(arr, axis=tuple(drop))
+                tt = "".join(c for i, c in enumerate(tt) if i not in drop)
+            if side == 0:
+                t, acc = tt, arr
+            else:
+                u, b = tt, arr
+        batch = [c for c in t if c in u and c in keep_after]
+        contract = [c for c in t if c in u and c not in keep_after]
+        free_a = [c for c in t if c not in u]
+        free_b = [c for c in u if c not in t]
+        A = acc.transpose([t.index(c) for c in batch + free_a + contract])
+        B = b.transpose([u.index(c) for c in batch + contract + free_b])
+        nb = len(batch)
+        bshape = tuple(builtins.max(A.shape[i], B.shape[i]) for i in range(nb))
+        ka = math.prod(A.shape[nb + len(free_a):])
+        A2 = la.broadcast_to(A, bshape + A.shape[nb:]).reshape(
+            bshape + (math.prod(A.shape[nb:nb + len(free_a)]), ka))
+        B2 = la.broadcast_to(B, bshape + B.shape[nb:]).reshape(
+            bshape + (ka, math.prod(B.shape[nb + len(contract):])))
+        prod = la.matmul(A2, B2)
+        acc = prod.reshape(bshape + A.shape[nb:nb + len(free_a)] + B.shape[nb + len(contract):])
+        t = "".join(batch + free_a + free_b)
+    if sorted(t) != sorted(out_idx):
+        missing = [c for c in out_idx if c not in t]
+        if missing:
+            raise ValueError(f"einstein sum subscripts string included output subscript "
+                             f"'{missing[0]}' which never appeared in an input")
+    res = acc.transpose([t.index(c) for c in out_idx]) if t != out_idx else acc
+    return res.astype(result_dtype, copy=False)

@@ -176,6 +176,18 @@ CASES.update({  # functions composed of lazy operations (lazyarray/_composite.py
     "logspace": lambda xp, A: xp.logspace(0, 2, 7) + A(np.zeros(1)),
     "logspace_b": lambda xp, A: xp.logspace(1, 3, 5, base=2.0, endpoint=False) + A(np.zeros(1)),
     "copy": lambda xp, A: xp.copy(A(X)),
+    "einsum_mm": lambda xp, A: xp.einsum("ij,jk->ik", A(X), A(X.T)),
+    "einsum_chain": lambda xp, A: xp.einsum("ij,jk,kl->", A(X), A(X.T), A(I)),
+    "einsum_diag": lambda xp, A: xp.einsum("ii->i", A(X[:, :4])),
+    "einsum_trace": lambda xp, A: xp.einsum("ii", A(X[:, :4])),
+    "einsum_T": lambda xp, A: xp.einsum("ij->ji", A(I)),
+    "einsum_batch": lambda xp, A: xp.einsum("bij,bkj->bik", A(X.reshape(2, 2, 5)),
+                                            A(X.reshape(2, 2, 5))),
+    "einsum_ell": lambda xp, A: xp.einsum("...ij,jk->...ik", A(X.reshape(2, 2, 5)), A(X.T)),
+    "einsum_outer": lambda xp, A: xp.einsum("i,j", A(v), A(w)),
+    "einsum_implicit": lambda xp, A: xp.einsum("ij,kj", A(X), A(I)),
+    "einsum_rowdot": lambda xp, A: xp.einsum("ij,ij->i", A(X), A(X)),
+    "einsum_int": lambda xp, A: xp.einsum("ij,ik->jk", A(I), A(Y)),
     "astype": lambda xp, A: xp.astype(A(X), np.int16),
 })
 
@@ -216,7 +228,7 @@ COMPOSED = ["select", "sinc", "fix", "isposinf", "isneginf", "kron", "tensordot"
             "vecmat", "cross", "trapezoid", "ediff1d", "nancumsum", "nancumprod", "nanvar",
             "nanstd", "cov", "corrcoef", "gradient", "append", "rollaxis", "diagflat", "resize",
             "block", "tri", "indices", "hanning", "hamming", "blackman", "bartlett", "logspace",
-            "copy", "astype", "real"]
+            "copy", "astype", "real", "einsum"]
 
 
 def test_composed_functions_are_native_and_lazy():
@@ -254,6 +266,10 @@ def test_composed_functions_are_native_and_lazy():
     (lambda xp: xp.block((xp.ones(2),)), TypeError, "tuple"),
     (lambda xp: xp.resize(xp.ones(2), (-1, 2)), ValueError, "non-negative"),
     (lambda xp: xp.astype([1, 2], float), TypeError, "NumPy array"),
+    (lambda xp: xp.einsum("ij,jk->ik", xp.ones((2, 3))), ValueError, "more operands"),
+    (lambda xp: xp.einsum("ij", xp.ones((2, 3)), xp.ones(2)), ValueError, "fewer operands"),
+    (lambda xp: xp.einsum("ij->ik", xp.ones((2, 3))), ValueError, "never appeared"),
+    (lambda xp: xp.einsum("ijk", xp.ones((2, 3))), ValueError, "too many subscripts"),
 ])
 def test_composed_bad_input_matches_numpy(call, exc, match):
     with pytest.raises(exc, match=match):
