@@ -22,7 +22,7 @@ from lazyarray.ir.interpret import apply_movement
 class Spec:
     """The shape-free part of a launch: with the masked HLO text, the kernel's cache key."""
 
-    kind: str  # "loop" | "reduce" | "argreduce" | "scan"
+    kind: str  # "loop" | "reduce" | "argreduce" | "scan" | "update" (a loop storing a region)
     rank: int  # canonical loop rank
     reduced: tuple[bool, ...]  # per canonical dim
     loads: tuple[tuple[int, tuple[int, ...] | None], ...]  # (instr id, dims indexed | None=scalar)
@@ -36,6 +36,7 @@ class Launch:
     arrays: list[np.ndarray]  # per array load, in spec.loads order
     scalars: list[object]  # per scalar load
     empty: bool  # the iteration space has no elements
+    region: tuple | None = None  # update: (offset, canonical strides) in elements of the base
 
 
 def load_points(comp: Module) -> list[int]:
@@ -44,7 +45,8 @@ def load_points(comp: Module) -> list[int]:
     for ins in comp.instrs:
         if ins.opcode in MOVEMENT or ins.opcode in ("parameter", "constant"):
             continue
-        for o in ins.operands:
+        # a write's base is not read: the kernel stores into (a copy of) its buffer
+        for o in ins.operands[1:] if ins.opcode == "update" else ins.operands:
             src = comp.instrs[o]
             if (src.opcode in MOVEMENT or src.opcode in ("parameter", "constant")) and o not in points \
                     and comp.instrs[_base(comp, o)].opcode in ("parameter", "constant"):
@@ -81,6 +83,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
         space = comp.instrs[root.operands[0]].shape
         red = root.attr("dimensions") if root.opcode == "reduce" else (len(space) - 1,)
         kind = root.opcode
+    elif root.opcode == "update":  # the loop over the written region
+        space, red, kind = comp.instrs[root.operands[1]].shape, (), "update"
     else:
         space, red, kind = root.shape, (), "loop"
     memo = {} if memo is None else dict(memo)
@@ -99,6 +103,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
         raise AssertionError("a load does not span the iteration space")
     strides = [[v.strides[d] for d in keep] if v.shape == space else [0] * len(keep)
                for v in views]
+    if kind == "update":  # the store walks the region: it must merge dims as the loads do
+        strides.append([root.attr("strides")[d] for d in keep])
 
     # merge adjacent dims that every load walks as one (same reducedness; outputs are C order)
     d = len(sizes) - 2
@@ -117,6 +123,9 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
             del sizes[d + 1], reduced[d + 1]
         d -= 1
 
+    region = None
+    if kind == "update":
+        region = (root.attr("offset"), tuple(strides.pop()))
     loads, arrays, scalars = [], [], []
     for p, v, s in zip(points, views, strides, strict=True):
         dims = tuple(k for k, st in enumerate(s) if st != 0)  # stride 0: broadcast, not indexed
@@ -130,4 +139,4 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
                           as_strided(v, shape, st, writeable=False))
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked)
-    return Launch(spec, tuple(sizes), arrays, scalars, empty)
+    return Launch(spec, tuple(sizes), arrays, scalars, empty, region)
