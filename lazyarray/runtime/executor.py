@@ -358,9 +358,11 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     k = comp.instrs[root.operands[0]].attr("index")
     base = operands[k]
     launch = plan(comp, operands)
-    inplace = k in donors and not _hazard(launch, base)
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
+    # the interpreter (codegen declined, or an empty region) returns a new array
+    inplace = (k in donors and entry.source is not None and not launch.empty
+               and not _hazard(launch, base))
     record = None
     if trace is not None:
         trace.updates.append("in place" if inplace else "copy")
