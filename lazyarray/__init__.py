@@ -141,8 +141,9 @@ def from_dask(darr, /) -> Array:
 def cache_info() -> dict:
     """Counters: hits, misses (in-memory kernel cache), compiles, disk_hits, disk_writes,
     kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
-    updates_copied, library_calls, eager_ops, gathered (dask backend: instructions run
-    gathered in one task)."""
+    updates_copied (writes into the old buffer / into a new version), updates_fused (writes
+    stored by the kernel computing their value), buffers_donated, library_calls, eager_ops,
+    gathered (dask backend: instructions run gathered in one task)."""
     return _stats.snapshot()
 
 

@@ -26,7 +26,8 @@ from lazyarray.ir.lower import lower
 from lazyarray.ir.text import print_module
 from lazyarray.passes import run_pipeline
 from lazyarray.passes.fusion import REASONS
-from lazyarray.runtime.executor import KernelRecord, Trace, execute
+from lazyarray.runtime import pool
+from lazyarray.runtime.executor import KernelRecord, Trace, execute, whole_owner
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
 _plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
@@ -128,6 +129,7 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
                            seconds=time.perf_counter() - t0, forced_at=forcing_line())
             return
         else:
+            sole = _sole_buffers(order)  # before lowering: its argument list holds them too
             module, args = lower(pending, order)
             trace = Trace()
             if dask_backend is not None:
@@ -137,7 +139,8 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
                 optimized, outs = debug.run_compiled(module, args, trace)
             else:
                 optimized = optimize(module)
-                outs = execute(optimized, args, trace)
+                free = frozenset(k for k, a in enumerate(args) if id(a) in sole)
+                outs = execute(optimized, args, trace, free=free)
             report = Report(module, optimized, trace.kernels, updates=trace.updates,
                             planned=False)
         report.seconds = time.perf_counter() - t0
@@ -148,6 +151,55 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
             if value.dtype != node.dtype:  # the interpreter's NumPy call may widen a 0-d result
                 value = value.astype(node.dtype)
             node.realize(value)
+
+
+def _refs(order: list[Node], inner: dict) -> dict[int, tuple[int, int]]:
+    """Per buffer leaf of `order` read by pending nodes: id(array) -> (references to the leaf
+    beyond the pending graph's own, references to its memory's owner), as counted here."""
+    out = {}
+    for n in order:
+        if n.op != "buffer" or id(n) not in inner:
+            continue
+        v = n._host
+        if not isinstance(v, np.ndarray) or not v.flags.c_contiguous or not whole_owner(v):
+            continue
+        owner = v if v.base is None else v.base
+        if owner is v:
+            mem = sys.getrefcount(v)
+        else:  # a view of all of its owner: the view is held (node, here) and the owner (the
+            # view's base, here, and the pool's list when pooled): held elsewhere = more
+            mem = max(sys.getrefcount(v) + 1, sys.getrefcount(owner) + (not pool.owns(v)))
+        out[id(v)] = (sys.getrefcount(n) - inner[id(n)], mem)
+    return out
+
+
+def _inner_refs(order: list[Node]) -> dict[int, int]:
+    inner: dict[int, int] = {}
+    for n in order:
+        for s in n.srcs:
+            inner[id(s)] = inner.get(id(s), 0) + 1
+    return inner
+
+
+def _idle_refs() -> tuple[int, int]:
+    """What `_refs` counts for a leaf only the pending graph holds (a probe: reference counts
+    differ between Python versions)."""
+    a = np.empty(1)
+    leaf = Node("buffer", (), (1,), a.dtype, (), a)
+    del a
+    order = [leaf, Node("negative", (leaf,), (1,), leaf.dtype)]
+    del leaf
+    (counts,) = _refs(order, _inner_refs(order)).values()
+    return counts
+
+
+def _sole_buffers(order: list[Node]) -> set[int]:
+    """ids of the input arrays of this evaluation that nothing outside its pending graph can
+    observe: no user-visible array, other pending graph or NumPy view holds the leaf or its
+    memory, so once the graph's last reader is done the buffer is dead and may be written in
+    place (buffer donation for inputs)."""
+    counts = _refs(order, _inner_refs(order))
+    return {k for k, c in counts.items() if c == _IDLE}
 
 
 def forcing_line() -> str:
@@ -163,6 +215,7 @@ def forcing_line() -> str:
     return f"{code.co_filename}:{f.f_lineno} in {code.co_name}" + (f": {text}" if text else "")
 
 
+_IDLE = _idle_refs()
 _INTERNAL = tuple(os.path.dirname(m.__file__) + os.sep for m in (np, config))
 
 
@@ -271,8 +324,10 @@ def explain(nodes: list[Node]) -> Report:
             optimized = run_pipeline(module)
             numba_cuda.execute(optimized, args, trace, dry=True)
         else:
+            sole = _sole_buffers(order)
             module, args = lower(pending, order)
             optimized = run_pipeline(module)
-            execute(optimized, args, trace, dry=True)
+            free = frozenset(k for k, a in enumerate(args) if id(a) in sole)
+            execute(optimized, args, trace, dry=True, free=free)
         return Report(module, optimized, trace.kernels, _use_interpreter(order), trace.updates,
                       at)

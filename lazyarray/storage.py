@@ -61,3 +61,57 @@ def apply_update(base: np.ndarray, value: np.ndarray, offset: int, strides, inpl
     out = base if inplace else np.array(base, copy=True, order="C")
     strided_view(out.reshape(-1), offset, value.shape, strides)[...] = value
     return out
+
+
+MAX_STEP = 8  # a box with a larger step along an axis: its complement is copied whole
+
+
+def box(shape, offset: int, region_shape, strides):
+    """The region `offset + sum(i_k * strides_k)` as a box of the C-ordered base `shape`:
+    per base axis (start, step, count), or None when it is not one (a reshape view that
+    merged axes, ...). Negative steps visit the same elements as the positive box."""
+    n = len(shape)
+    if n == 0:
+        return None
+    base_strides, step = [0] * n, 1
+    for d in range(n - 1, -1, -1):
+        base_strides[d] = step
+        step *= shape[d]
+    low = offset + sum(s * (c - 1) for s, c in zip(strides, region_shape) if s < 0)
+    out = [[(low // base_strides[d]) % shape[d], 1, 1] for d in range(n)]
+    if sum(out[d][0] * base_strides[d] for d in range(n)) != low:
+        return None
+    used = set()
+    for s, c in zip(strides, region_shape, strict=True):
+        if c == 1:
+            continue
+        s = abs(s)
+        d = next((d for d in range(n) if shape[d] > 1 and base_strides[d] <= s
+                  and (d == 0 or s < base_strides[d - 1])), None)
+        if d is None or d in used or s % base_strides[d]:
+            return None
+        used.add(d)
+        start, st = out[d][0], s // base_strides[d]
+        if start + st * (c - 1) >= shape[d]:
+            return None
+        out[d] = [start, st, c]
+    return [tuple(b) for b in out]
+
+
+def copy_outside(out: np.ndarray, base: np.ndarray, offset: int, region_shape, strides) -> None:
+    """Copy every element of `base` into `out` except the strided region a write replaces
+    (the region is about to be written whole). Falls back to copying everything."""
+    b = box(base.shape, offset, region_shape, strides)
+    if b is None or any(st > MAX_STEP for _, st, _ in b):
+        np.copyto(out, base)
+        return
+    prefix: tuple = ()
+    for n, (start, st, c) in zip(base.shape, b, strict=True):
+        last = start + st * (c - 1)
+        pieces = [slice(0, start), slice(last + 1, n)]
+        pieces += [slice(start + r, last, st) for r in range(1, st)]
+        for p in pieces:
+            key = (*prefix, p)
+            if p.start < p.stop:
+                out[key] = base[key]
+        prefix = (*prefix, slice(start, last + 1, st))

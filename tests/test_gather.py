@@ -5,7 +5,7 @@ computed indices raising IndexError at materialization on the compiled path."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -166,6 +166,9 @@ def test_take_and_take_along_axis(mode, x, data):
     ind = data.draw(hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=2, max_side=3),
                                elements=st.integers(-n - 2, n + 2)))
     md = data.draw(st.sampled_from(["raise", "wrap", "clip"]))
+    # NumPy 2.4's own take(mode="wrap") never returns on an empty axis when the result is
+    # empty too (e.g. x of shape (1, 0, 0), axis=1): no oracle there
+    assume(not (md == "wrap" and n == 0 and x.size == 0))
     a = la.asarray(x)
     _same(lambda: np.take(x, ind, axis=axis, mode=md), lambda: la.take(a, ind, axis=axis, mode=md))
     _same(lambda: np.take(x, ind, axis=axis, mode=md) + 1,

@@ -171,20 +171,47 @@ def test_update_runs_in_place_when_the_old_version_is_dead():
         g = la.zeros((64, 64))
         g[0, :] = 1.0
         for _ in range(3):
-            g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1])
+            g[1:-1, 1:-1] = 0.5 * g[1:-1, 1:-1] + g[1:-1, 1:-1] ** 2
         report = la.explain(g)
-        # the first write copies the (constant) zeros; each later old version is dead: in place
+        # the first write copies the (constant) zeros; each later old version is dead and
+        # read only where it is written: in place
         assert report.updates == ["copy", "in place", "in place", "in place"]
+
+
+def test_stencil_update_builds_the_new_version_in_a_new_buffer():
+    with la.options(eager_threshold=0):
+        g = la.zeros((64, 64))
+        g[0, :] = 1.0
+        ref = np.zeros((64, 64))
+        ref[0, :] = 1.0
+        for _ in range(3):
+            g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1])
+            ref[1:-1, 1:-1] = 0.25 * (ref[:-2, 1:-1] + ref[2:, 1:-1])
+        report = la.explain(g)
+        # shifted reads of the old version (read after write): never in place
+        assert report.updates == ["copy", "copy", "copy", "copy"]
+        np.testing.assert_allclose(np.asarray(g), ref)
 
 
 def test_update_copies_when_the_old_version_is_still_read():
     with la.options(eager_threshold=0):
         a = la.zeros(100)
         a[0] = 1.0
-        np.asarray(a)  # the old version is now a realized buffer others may hold
+        held = np.asarray(a)  # the old version is now a buffer the user holds
         a[1] = 2.0
         report = la.explain(a)
         assert report.updates == ["copy"]
+        assert np.asarray(a)[:3].tolist() == [1.0, 2.0, 0.0]
+        assert held[:3].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_update_of_a_computed_array_nothing_else_holds_runs_in_place():
+    with la.options(eager_threshold=0):
+        a = la.zeros(100)
+        a[0] = 1.0
+        np.asarray(a)  # computed, then dropped: no one else can observe the old version
+        a[1] = 2.0
+        assert la.explain(a).updates == ["in place"]
         assert np.asarray(a)[:3].tolist() == [1.0, 2.0, 0.0]
 
 
@@ -281,6 +308,20 @@ class ViewsMachine(RuleBasedStateMachine):
         ref[...] = ref2
         lz[...] = lz2
 
+    @precondition(lambda self: len(self.pairs) >= 2)
+    @rule(data=st.data())
+    def assign_expression(self, data):
+        """A write whose value is computed (fused with the write), possibly from overlapping
+        views of the written array."""
+        (lz, ref), (lz2, ref2) = data.draw(st.sampled_from(self.pairs)), data.draw(
+            st.sampled_from(self.pairs))
+        if not isinstance(ref, np.ndarray) or not ref.flags.writeable or ref.ndim == 0:
+            return
+        if ref2.shape != ref.shape or not np.can_cast(ref2.dtype, ref.dtype, "same_kind"):
+            return
+        ref[...] = ref2 * 2 - ref
+        lz[...] = lz2 * 2 - lz
+
     @precondition(lambda self: self.pairs)
     @rule(data=st.data())
     def compute(self, data):
@@ -300,3 +341,21 @@ class ViewsMachine(RuleBasedStateMachine):
 ViewsMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=10,
                                           deadline=None)
 TestViewsStateful = ViewsMachine.TestCase
+
+
+class CompiledViewsMachine(ViewsMachine):
+    """The same steps with every evaluation compiled: writes fuse with their values' kernels,
+    run in place or on copies."""
+
+    def __init__(self):
+        super().__init__()
+        self._options = la.options(eager_threshold=0)
+        self._options.__enter__()
+
+    def teardown(self):
+        self._options.__exit__(None, None, None)
+
+
+CompiledViewsMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=10,
+                                                  deadline=None)
+TestCompiledViewsStateful = CompiledViewsMachine.TestCase

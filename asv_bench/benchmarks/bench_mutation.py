@@ -1,6 +1,6 @@
 """Code that writes into arrays (issue: NumPy view and mutation semantics while lazy):
-an in-place Jacobi/heat stencil loop, an out= accumulation loop and a recurrence loop,
-lazyarray against NumPy on the same code."""
+an in-place Jacobi/heat stencil loop, an out= accumulation loop (each also computed every
+step) and a recurrence loop, lazyarray against NumPy on the same code."""
 
 from __future__ import annotations
 
@@ -21,10 +21,32 @@ def stencil(xp, n: int, steps: int):
     return np.asarray(g)
 
 
+def stencil_observed(xp, n: int, steps: int):
+    """The same loop computing every step (as a loop that checks its state would): each
+    write is one kernel storing the new version."""
+    g = xp.zeros((n, n))
+    g[0, :] = 1.0
+    for _ in range(steps):
+        g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+        if xp is not np:
+            xp.evaluate(g)
+    return np.asarray(g)
+
+
 def accumulate_out(xp, x, steps: int):
     acc = xp.zeros_like(x)
     for k in range(steps):
         xp.add(acc, x * (k + 1), out=acc)
+    return np.asarray(acc)
+
+
+def accumulate_observed(xp, x, steps: int):
+    """acc += x * k through out=, computed every step: the sum is written into acc's buffer."""
+    acc = xp.zeros_like(x)
+    for k in range(steps):
+        xp.add(acc, x * (k + 1), out=acc)
+        if xp is not np:
+            xp.evaluate(acc)
     return np.asarray(acc)
 
 
@@ -49,6 +71,9 @@ class Stencil:
     def time_stencil(self, n, engine):
         stencil(self.xp, n, 20)
 
+    def time_stencil_observed(self, n, engine):
+        stencil_observed(self.xp, n, 20)
+
 
 class AccumulateOut:
     """acc += x * k through out=, 10 times."""
@@ -64,6 +89,9 @@ class AccumulateOut:
 
     def time_accumulate_out(self, n, engine):
         accumulate_out(self.xp, self.x, 10)
+
+    def time_accumulate_observed(self, n, engine):
+        accumulate_observed(self.xp, self.x, 10)
 
 
 class Recurrence:

@@ -38,7 +38,7 @@ from lazyarray import stats
 from lazyarray.backends.numba_cpu import import_source
 from lazyarray.codegen import cuda as cg
 from lazyarray.graph import node as graph_node
-from lazyarray.ir.hlo import MOVEMENT, Module
+from lazyarray.ir.hlo import MOVEMENT, Module, split_update
 from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ops import library
 from lazyarray.ir.text import print_computation
@@ -522,6 +522,10 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             vals[i] = ins.value
         elif op in MOVEMENT:
             vals[i] = _move(ins, vals[ins.operands[0]], proxies, dry)
+        elif op == "fusion" and ins.attr("kind") == "update":  # the value, then the copy
+            fusion, k, write = split_update(ins)
+            value = run_fusion(fusion, [vals[o] for o in ins.operands], proxies, trace, dry)[0]
+            vals[i] = _update(m, i, ins.operands[k], write, vals, value, last_use, trace, dry)
         elif op == "fusion":
             out = run_fusion(ins, [vals[o] for o in ins.operands], proxies, trace, dry)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
@@ -540,7 +544,8 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             xs = [_host(vals[o]) for o in ins.operands]
             vals[i] = _upload(library.call(ins, xs, calls, ins.operands))
         elif op == "update":
-            vals[i] = _update(m, i, ins, vals, last_use, trace, dry)
+            vals[i] = _update(m, i, ins.operands[0], ins, vals, vals[ins.operands[1]], last_use,
+                              trace, dry)
         else:
             raise AssertionError(f"unfused {op} at top level")
     if dry:
@@ -566,10 +571,11 @@ def _flat(v):
     return contiguous(_dv(v)).base
 
 
-def _update(m: Module, i: int, ins, vals: list, last_use: list, trace, dry: bool) -> DView:
-    base, value = (vals[o] for o in ins.operands)
+def _update(m: Module, i: int, o: int, ins, vals: list, value, last_use: list, trace,
+            dry: bool) -> DView:
+    """`ins` (an update) writing `value` over the module's instruction `o`, run by i."""
+    base = vals[o]
     base = _dv(base) if not dry or isinstance(base, DView) else base
-    o = ins.operands[0]
     inplace = (m.instrs[o].opcode not in ("parameter", "constant") and last_use[o] == i
                and o not in m.outputs and isinstance(base, DView) and base.fresh
                and base.is_whole)

@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 4
+CODEGEN_VERSION = 5
 
 
 class Unsupported(Exception):
@@ -32,6 +32,7 @@ class Unsupported(Exception):
 # complex operands compile only for these (exact, or NumPy's own formula); other complex math
 # differs from NumPy at inf/NaN inputs, so the interpreter runs it
 _COMPLEX_OK = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "isnan", "gather",
+               "update",
                "isinf", "isfinite", "equal", "not_equal", "convert", "select", "reduce", "scan",
                "broadcast", "reshape", "transpose", "slice", "parameter", "constant"}
 _INTERPRET_ONLY: set[str] = set()  # ops whose Numba scalar form differs from NumPy
@@ -173,7 +174,7 @@ def render(comp: Module, spec: Spec) -> str:
     head = [f"def kernel({', '.join(_signature(comp, spec))}):"]
     head += _indent(_scalar_loads(spec), 1)
     idx = [f"i{d}" for d in range(spec.rank)]
-    if spec.kind == "loop":
+    if spec.kind in ("loop", "update"):
         src = head + _render_loop(comp, spec, idx)
     elif spec.kind == "reduce":
         src = head + _render_reduce(comp, spec, idx)
@@ -195,8 +196,14 @@ def _nest(dims: list[int], var: str, parallel: bool) -> list[str]:
 def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     body = _body(comp, spec, idx, set())
     at = ", ".join(idx) if spec.rank else "0"
-    body += [f"out{k}[{at}] = x{o}" for k, o in enumerate(comp.outputs)]
+    # a write (update) stores its value: out0 is the written region of the new version
+    body += [f"out{k}[{at}] = x{_stored(comp, o)}" for k, o in enumerate(comp.outputs)]
     return _indent(_nest(list(range(spec.rank)), "i", True), 1) + _indent(body, spec.rank + 1)
+
+
+def _stored(comp: Module, o: int) -> int:
+    ins = comp.instrs[o]
+    return ins.operands[1] if ins.opcode == "update" else o
 
 
 def partial_mode(spec: Spec) -> bool:

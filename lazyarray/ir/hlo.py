@@ -108,3 +108,26 @@ class Builder:
     def build(self, outputs, name: str = "main") -> Module:
         outputs = tuple(outputs)
         return Module(tuple(self.instrs), outputs, name, (tuple(self._seen), outputs))
+
+
+_split: dict = {}  # update fusion computation -> (value computation, base operand position)
+
+
+def split_update(ins: Instr) -> tuple[Instr, int, Instr]:
+    """An update fusion as (a loop fusion computing the written value, the position of the
+    base among the fusion's operands, the update instruction): for backends that store the
+    value with a separate copy (CUDA)."""
+    comp: Module = ins.value
+    found = _split.get(id(comp))
+    if found is None or found[0] is not comp:
+        root = comp.instrs[comp.outputs[0]]
+        value = comp.instrs[root.operands[1]]
+        assert comp.outputs == (len(comp.instrs) - 1,)  # the write is built last
+        sub = Module(comp.instrs[:-1], (root.operands[1],), comp.name)
+        fusion = Instr("fusion", ins.operands, value.shape, value.dtype,
+                       (("kind", "loop"), ("reason", ins.attr("reason", ""))), sub)
+        k = comp.instrs[root.operands[0]].attr("index")
+        if len(_split) > 4096:
+            _split.clear()
+        found = _split[id(comp)] = (comp, fusion, k, root)
+    return found[1], found[2], found[3]

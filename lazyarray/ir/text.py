@@ -82,8 +82,8 @@ def _instr_str(i: int, ins: Instr, outputs, masked: bool, fusion_names: dict) ->
                             for o in sub.outputs) + ")"
     else:
         t = type_str(ins.shape, ins.dtype, masked)
-    if masked and ins.opcode in MOVEMENT:  # views are applied on the host: not in the kernel
-        attrs = []
+    if masked and (ins.opcode in MOVEMENT or ins.opcode == "update"):
+        attrs = []  # views and written regions are NumPy strides at launch: not in the kernel
     tail = "".join(", " + _attr_str(k, v) for k, v in attrs)
     root = "ROOT " if outputs == (i,) else ""
     return f"  {root}%{i} = {t} {opcode}({ops}){tail}"

@@ -4,7 +4,10 @@
 - input fusion: a reduction with all of its elementwise producers;
 - multi-output fusion: an output whose consumers all sit in one loop fusion joins it as an
   extra root, and independent fusions over the same iteration space (loop: same shape;
-  input: same operand shape and reduced dimensions) that share an input become one kernel.
+  input: same operand shape and reduced dimensions) that share an input become one kernel;
+- update fusion: a write `update(base, value)` is the root of the loop that computes `value`,
+  iterating over the written region: the kernel stores each element straight into the new
+  version's buffer (the runtime decides whether that is the old buffer, in place, or a copy).
 
 A cheap producer with consumers in several fusions is recomputed in each; an expensive one
 becomes the root of its own fusion. Movement ops (views) are never roots: they stay on the
@@ -23,7 +26,8 @@ from lazyarray.ops.table import OPS, Cost
 
 @dataclass
 class Group:
-    kind: str  # "loop" | "input" | "library" (a write or library call: ordered like a kernel)
+    kind: str  # "loop" | "input" | "update" (a write, with the loop computing its value)
+    #            | "library" (a plain write or library call: ordered like a kernel)
     roots: list[int]
     members: set[int] = field(default_factory=set)
     deps: set[int] = field(default_factory=set)  # groups whose roots this one reads
@@ -46,8 +50,8 @@ REASONS = {
     "reduction": "its root is a reduction, scan or arg-reduction: consumers need the whole result",
     "view": "its value is read through a view (slice, transpose, broadcast, reshape), so it "
             "needs a buffer of its own",
-    "library": "its value feeds a library call (dot, sort, LAPACK, FFT) or a write (update), which runs between "
-               "kernels",
+    "library": "its value feeds a library call (dot, sort, LAPACK, FFT), or is the array a "
+               "later write (update) changes",
     "max_size": f"the kernel reached MAX_FUSION ({MAX_FUSION}) instructions",
     "shared": "an expensive op read by several kernels is computed once, not per kernel",
     "gather": "its value is read through index arrays (gather): random access needs a buffer",
@@ -66,13 +70,27 @@ def _needs_buffer(m: Module, u: int, i: int) -> bool:
     user = m.instrs[u]
     if user.opcode == "gather":
         return user.operands[0] == i
-    return user.opcode in MOVEMENT or not user.is_elementwise and user.opcode not in REDUCE_LIKE
+    return user.opcode in MOVEMENT or (not user.is_elementwise and user.opcode not in REDUCE_LIKE
+                                       and not _written_by(m, u, i))
 
 
 def _base(m: Module, i: int) -> int:
     while m.instrs[i].opcode in MOVEMENT:
         i = m.instrs[i].operands[0]
     return i
+
+
+def _written_by(m: Module, u: int, i: int) -> bool:
+    """Is instruction i the value (not the base) of update u, so that u can fuse with it?"""
+    ins = m.instrs[u]
+    return ins.opcode == "update" and ins.operands[1] == i and ins.operands[0] != i
+
+
+def _fusable_write(m: Module, i: int) -> bool:
+    """An update whose base is a buffer of its own (a parameter or a computed value, not a view
+    or a broadcast constant): the fused kernel writes into that buffer or a copy of it."""
+    base = m.instrs[m.instrs[i].operands[0]]
+    return base.opcode not in MOVEMENT and base.opcode != "constant"
 
 
 def assign_groups(m: Module) -> list[Group]:
@@ -92,10 +110,14 @@ def assign_groups(m: Module) -> list[Group]:
         if ins.opcode in REDUCE_LIKE:
             new_group("input", i, "output" if i in outputs else "reduction")
             continue
-        if not ins.is_elementwise and ins.opcode != "gather":
-            new_group("library", i, "library")  # a write or a library call: the executor runs it
+        if ins.opcode == "update" and _fusable_write(m, i):  # its value's loop joins it
+            new_group("update", i, _root_reason(m, users, outputs, i))
             continue
-        # read through a view or a gather, or written by an update: it needs a buffer of its own
+        if not ins.is_elementwise and ins.opcode != "gather":
+            new_group("library", i, "library")  # a library call: the executor runs it
+            continue
+        # read through a view or a gather, by a library call or as the base of a write: the
+        # value needs a buffer of its own (a write's value is computed inside its kernel)
         viewed = any(_needs_buffer(m, u, i) for u in users[i])
         ugroups = {g for u in users[i] for g in member_of[u] if groups[g].kind != "library"}
         full = any(len(groups[g].members) >= MAX_FUSION for g in ugroups)
@@ -120,6 +142,9 @@ def assign_groups(m: Module) -> list[Group]:
         else:
             new_group("loop", i, "shared")
 
+    for g in groups:  # a write with nothing to compute (a copy, a fill): NumPy's setitem runs it
+        if g.kind == "update" and len(g.members) == 1:
+            g.kind, g.reason = "library", "library"
     root_of = {r: k for k, g in enumerate(groups) for r in g.roots}
     for k, g in enumerate(groups):
         for i in g.members:
@@ -130,6 +155,14 @@ def assign_groups(m: Module) -> list[Group]:
                     if b in root_of and root_of[b] != k:
                         g.deps.add(root_of[b])
     return groups
+
+
+def _root_reason(m: Module, users, outputs, i: int) -> str:
+    """Why a write's kernel ends at the write: its new version is a result, is read through
+    views, or is the base of a later write (or a library call's operand)."""
+    if i in outputs:
+        return "output"
+    return "view" if any(m.instrs[u].opcode in MOVEMENT for u in users[i]) else "library"
 
 
 def _reaches(groups: list[Group], a: int, b: int) -> bool:
@@ -149,7 +182,8 @@ def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
     """Independent fusions over one iteration space that share an input become one."""
     alive = [True] * len(groups)
     for a in range(len(groups)):
-        if not alive[a] or m.instrs[groups[a].roots[0]].opcode in ("argreduce", "scan"):
+        if (not alive[a] or groups[a].kind == "update"
+                or m.instrs[groups[a].roots[0]].opcode in ("argreduce", "scan")):
             continue
         for b in range(a + 1, len(groups)):
             ga, gb = groups[a], groups[b]
@@ -325,3 +359,4 @@ def fuse(m: Module) -> Module:
                 new[r] = b.add(Instr("get-tuple-element", (f,), ri.shape, ri.dtype,
                                      (("index", j),)))
     return b.build([outer(o) for o in m.outputs], m.name)
+

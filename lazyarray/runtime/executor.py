@@ -29,7 +29,7 @@ from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import diskcache, pool
 from lazyarray.runtime.layout import Launch, plan
-from lazyarray.storage import apply_update
+from lazyarray.storage import apply_update, copy_outside, strided_view
 
 log = logging.getLogger("lazyarray")
 
@@ -166,12 +166,15 @@ def _nchunks(sizes, kept) -> int:
     return max(1, min(sizes[0], MAX_CHUNKS, (1 << 22) // max(1, math.prod(kept))))
 
 
-def _kernel_args(comp: Module, launch: Launch) -> tuple[list, list, list]:
+def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, list]:
     """(results as the HLO shapes them, the kernel's arguments before the array loads,
-    after them): the kernel takes `head + launch.arrays + tail`."""
+    after them): the kernel takes `head + launch.arrays + tail`. `store`: a write's new
+    version, (whole buffer, the region the kernel stores into)."""
     spec, sizes = launch.spec, launch.sizes
     kept = tuple(n for n, r in zip(sizes, spec.reduced, strict=True) if not r)
     canon_shape = (sizes if spec.kind in ("loop", "scan") else kept) or (1,)
+    if store is not None:
+        return [store[0]], [store[1]], [*launch.scalars, *sizes]
     results = [pool.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
     head = [r.reshape(canon_shape) for r in results]
     inits = []
@@ -225,7 +228,8 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
              partials: list, tail: list, operands: list, serial: bool) -> _Prepared | None:
     """Remember this launch if its loads are the operands themselves and its scalars are
     constants: then only the operand arrays change from one call to the next."""
-    if entry.kernel is None or launch.empty or entry.source is None or launch.spec.tables:
+    if entry.kernel is None or launch.empty or entry.source is None or launch.spec.tables \
+            or launch.spec.kind == "update":
         return None
     src = [next((j for j, o in enumerate(operands) if o is a), None) for a in launch.arrays]
     if None in src or not all(comp.instrs[_load_base(comp, p)].opcode == "constant"
@@ -264,7 +268,7 @@ def _donate(results: list, head: list, operands: list, donors: tuple, candidates
     """Write the result into a dead operand's buffer (XLA's buffer donation for kernels)."""
     for j in donors:
         if j in candidates:
-            a = operands[j]
+            a = _writable(operands[j])
             results[0] = a
             head[0] = a.reshape(head[0].shape)
             stats.bump("buffers_donated")
@@ -314,8 +318,13 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
                serial: bool = False, donors: tuple = ()) -> list:
     """Run one fusion on NumPy operands (`serial`: never the parallel kernel, for callers that
-    already run one fusion per thread, such as the dask backend's chunk tasks)."""
+    already run one fusion per thread, such as the dask backend's chunk tasks).
+
+    An update fusion writes its base's new version; `donors` holding the base's operand
+    index lets it write into the base's own buffer (see `_store`)."""
     comp: Module = ins.value
+    if ins.attr("kind") == "update":
+        return _run_update(ins, operands, trace, dry, serial, donors)
     lkey = None if dry else _layout_key(operands, serial)
     if lkey is not None:
         known = _prepared.get(comp)
@@ -345,13 +354,86 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
         record.seconds = time.perf_counter() - t0
 
 
+def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, serial: bool,
+                donors: tuple) -> list:
+    """An update fusion: one kernel computes the written value and stores it in the region."""
+    comp: Module = ins.value
+    root = comp.instrs[comp.outputs[0]]
+    k = comp.instrs[root.operands[0]].attr("index")
+    base = operands[k]
+    launch = plan(comp, operands)
+    differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
+    entry, hit = _entry(comp, launch)
+    # the interpreter (codegen declined, or an empty region) returns a new array
+    inplace = (k in donors and entry.source is not None and not launch.empty
+               and not _hazard(launch, base))
+    record = None
+    if trace is not None:
+        trace.updates.append("in place" if inplace else "copy")
+        status = "interpreted" if entry.source is None or launch.empty else (
+            "hit" if hit and entry.kernel is not None else "miss")
+        record = KernelRecord(f"fusion.{len(trace.kernels)}", "update", entry.key, status,
+                              entry.source, comp, ins.attr("reason", ""), differs, entry)
+        trace.kernels.append(record)
+        record.compiled = not (dry or entry.source is None or launch.empty or entry.kernel)
+    if dry:
+        return [_writable(base) if inplace else np.empty(base.shape, base.dtype)]
+    stats.bump("updates_fused")
+    stats.bump("updates_in_place" if inplace else "updates_copied")
+    t0 = time.perf_counter()
+    try:
+        if entry.source is None or launch.empty:
+            return _run_fusion(comp, operands, launch, entry, hit, None, serial)
+        return _run_fusion(comp, operands, launch, entry, hit, None, serial,
+                           store=_store(comp, launch, base, inplace))
+    finally:
+        if record is not None:
+            record.seconds = time.perf_counter() - t0
+
+
+# The in-place rule for writes. A write's kernel stores into the old version's own buffer only
+# when (1) no one can observe the old version any more: the buffer was made by this execution,
+# or is an input that nothing outside the pending graph holds (engine._sole_buffers), and no
+# later instruction reads it, directly or through a view (`_donatable`); and (2) the kernel
+# reads the old buffer nowhere but at the element it is storing, so each element is read
+# before it is overwritten, in the same iteration (`_hazard`). Otherwise the new version is a
+# fresh (pooled) buffer: the elements outside the region copied, the region stored by the
+# kernel, which reads the old buffer only -- read once, written once.
+def _hazard(launch: Launch, base: np.ndarray) -> bool:
+    """Does the kernel read `base` anywhere but at the very element it stores?"""
+    offset, st = launch.region
+    item = base.dtype.itemsize
+    at = base.__array_interface__["data"][0] + offset * item
+    here = (tuple(launch.sizes), tuple(s * item for s in st))
+    for a in launch.arrays:
+        if np.may_share_memory(a, base) and (
+                (a.shape, a.strides) != here or a.__array_interface__["data"][0] != at):
+            return True
+    return False
+
+
+def _store(comp: Module, launch: Launch, base: np.ndarray, inplace: bool):
+    """(the new version's buffer, the region of it the kernel stores into, canonical)."""
+    root = comp.instrs[comp.outputs[0]]
+    if inplace:
+        out = _writable(base)
+    else:
+        out = pool.empty(base.shape, base.dtype)
+        copy_outside(out, base, root.attr("offset"), comp.instrs[root.operands[1]].shape,
+                     root.attr("strides"))
+    offset, st = launch.region
+    view = strided_view(out.reshape(-1), offset, launch.sizes or (1,), st or (1,))
+    return out, view
+
+
 def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
-                hit: bool, lkey: tuple | None, serial: bool = False, donors: tuple = ()) -> list:
+                hit: bool, lkey: tuple | None, serial: bool = False, donors: tuple = (),
+                store=None) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return interpret(comp, operands)
     stats.bump("hits" if hit else "misses")
-    results, head, tail = _kernel_args(comp, launch)
+    results, head, tail = _kernel_args(comp, launch, store)
     if entry.kernel is None and config.get().background_compile:
         if entry.building is None:
             entry.building = background.submit(_build, entry, launch,
@@ -385,7 +467,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             if attempt == 0:  # a corrupt or stale disk entry: forget it, compile afresh
                 diskcache.purge(diskcache.cache_dir(), entry.key)
                 entry.kernel = None
-                results, head, tail = _kernel_args(comp, launch)
+                results, head, tail = _kernel_args(comp, launch, store)
                 continue
             log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)
             entry.source, entry.reason = None, str(exc)
@@ -413,16 +495,42 @@ def _value_error(exc: BaseException) -> BaseException | None:
     return None
 
 
-def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray) -> bool:
+def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray,
+               free: frozenset = frozenset()) -> bool:
     """May instruction i write into operand o's buffer (XLA's buffer donation)?
 
-    Only a buffer this execution made (not a parameter, not an output, not a view) whose last
-    reader is i: no one can observe the old version any more.
+    A buffer this execution made (not an output, not a view), or a parameter listed in `free`
+    (an input nothing outside the pending graph holds), whose last reader is i: no one can
+    observe the old version any more.
     """
-    return (m.instrs[o].opcode not in ("parameter", "constant") and last_use[o] == i
-            and o not in m.outputs and isinstance(value, np.ndarray)
-            and (value.flags.owndata or pool.owns(value))
-            and value.flags.writeable and value.flags.c_contiguous)
+    src = m.instrs[o]
+    if (last_use[o] != i or o in m.outputs or not isinstance(value, np.ndarray)
+            or not value.flags.c_contiguous or not whole_owner(value)):
+        return False
+    if src.opcode == "parameter":
+        return src.attr("index") in free
+    return src.opcode != "constant" and value.flags.writeable
+
+
+def whole_owner(a: np.ndarray) -> bool:
+    """Is `a` its memory's owner, or a view of all of it (a pooled buffer, a donated input)?"""
+    base = a.base
+    return a.flags.owndata or (isinstance(base, np.ndarray) and base.flags.owndata
+                               and base.nbytes == a.nbytes and a.flags.c_contiguous)
+
+
+def _writable(a: np.ndarray) -> np.ndarray:
+    """A writable alias of a donated buffer (inputs are read-only: graphs may share them; a
+    donated one no longer has readers). The buffer itself stays read-only."""
+    if a.flags.writeable:
+        return a
+    owner = a if a.base is None else a.base
+    was = owner.flags.writeable
+    owner.flags.writeable = True
+    w = a.view()
+    w.flags.writeable = True
+    owner.flags.writeable = was
+    return w
 
 
 def _build(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
@@ -461,7 +569,8 @@ def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = 
         entry.origin = built
 
 
-_last_uses: dict[Module, list[int]] = {}  # module -> per instruction, its buffer's last reader
+_last_uses: dict[Module, tuple] = {}  # module -> (per instruction, its buffer's last reader;
+#                                      per instruction, the values dead after it)
 
 
 def _buffer_last_uses(m: Module) -> list[int]:
@@ -480,14 +589,22 @@ def _buffer_last_uses(m: Module) -> list[int]:
     return last
 
 
-def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
+def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False,
+            free: frozenset = frozenset()) -> list:
+    """Run `m` on `args`; `free`: indices of the arguments nothing outside this execution can
+    observe (their buffers may be donated, written in place, at their last use)."""
     vals: list = [None] * len(m.instrs)
-    last_use = _last_uses.get(m)
-    if last_use is None:
+    known = _last_uses.get(m)
+    if known is None:
         last_use = _buffer_last_uses(m)
+        dead: list[list[int]] = [[] for _ in m.instrs]
+        for o, last in enumerate(last_use):
+            if 0 <= last < len(m.instrs):
+                dead[last].append(o)
         if len(_last_uses) >= PREPARED_COMPUTATIONS:
             _last_uses.clear()
-        _last_uses[m] = last_use
+        known = _last_uses[m] = (last_use, dead)
+    last_use, dead = known
     calls: dict = {}  # multi-result library calls: run once
     for i, ins in enumerate(m.instrs):
         op = ins.opcode
@@ -498,8 +615,10 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         elif op in MOVEMENT:
             vals[i] = apply_movement(ins, vals[ins.operands[0]])
         elif op == "fusion":
-            donors = () if dry else tuple(
-                k for k, o in enumerate(ins.operands) if _donatable(m, i, o, last_use, vals[o]))
+            donors = tuple(k for k, o in enumerate(ins.operands)
+                           if _donatable(m, i, o, last_use, vals[o], free))
+            if dry and ins.attr("kind") != "update":  # explain reports where writes go
+                donors = ()
             out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, donors=donors)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         elif op == "get-tuple-element":
@@ -519,15 +638,17 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                 stats.bump("library_calls")
         elif op == "update":
             base, value = (vals[o] for o in ins.operands)
-            inplace = _donatable(m, i, ins.operands[0], last_use, base)
+            inplace = _donatable(m, i, ins.operands[0], last_use, base, free)
             if trace is not None:
                 trace.updates.append("in place" if inplace else "copy")
             if dry:
-                vals[i] = base if inplace else np.empty(base.shape, base.dtype)
-                continue
-            vals[i] = apply_update(base, value, ins.attr("offset"), ins.attr("strides"),
-                                   inplace=inplace)
-            stats.bump("updates_in_place" if inplace else "updates_copied")
+                vals[i] = _writable(base) if inplace else np.empty(base.shape, base.dtype)
+            else:
+                vals[i] = apply_update(_writable(base) if inplace else base, value,
+                                       ins.attr("offset"), ins.attr("strides"), inplace=inplace)
+                stats.bump("updates_in_place" if inplace else "updates_copied")
         else:
             raise AssertionError(f"unfused {op} at top level")
+        for o in dead[i]:  # released at its last use: a pooled buffer is free for the next result
+            vals[o] = None
     return [vals[o] for o in m.outputs]

@@ -23,7 +23,7 @@ from lazyarray.ops.indexing import other_axes
 class Spec:
     """The shape-free part of a launch: with the masked HLO text, the kernel's cache key."""
 
-    kind: str  # "loop" | "reduce" | "argreduce" | "scan"
+    kind: str  # "loop" | "reduce" | "argreduce" | "scan" | "update" (a loop storing a region)
     rank: int  # canonical loop rank
     reduced: tuple[bool, ...]  # per canonical dim
     loads: tuple[tuple[int, tuple[int, ...] | None], ...]  # (instr id, dims indexed | None=scalar)
@@ -40,6 +40,7 @@ class Launch:
     arrays: list[np.ndarray]  # per array load, in spec.loads order
     scalars: list[object]  # per scalar load
     empty: bool  # the iteration space has no elements
+    region: tuple | None = None  # update: (offset, canonical strides) in elements of the base
 
 
 def load_points(comp: Module) -> list[int]:
@@ -48,7 +49,9 @@ def load_points(comp: Module) -> list[int]:
     for ins in comp.instrs:
         if ins.opcode in MOVEMENT or ins.opcode in ("parameter", "constant"):
             continue
-        for o in ins.operands[1:] if ins.opcode == "gather" else ins.operands:
+        # a gather's table is not loaded by position; a write's base is not read: the kernel
+        # stores into (a copy of) its buffer
+        for o in ins.operands[1:] if ins.opcode in ("gather", "update") else ins.operands:
             src = comp.instrs[o]
             if (src.opcode in MOVEMENT or src.opcode in ("parameter", "constant")) and o not in points \
                     and comp.instrs[_base(comp, o)].opcode in ("parameter", "constant"):
@@ -85,6 +88,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
         space = comp.instrs[root.operands[0]].shape
         red = root.attr("dimensions") if root.opcode == "reduce" else (len(space) - 1,)
         kind = root.opcode
+    elif root.opcode == "update":  # the loop over the written region
+        space, red, kind = comp.instrs[root.operands[1]].shape, (), "update"
     else:
         space, red, kind = root.shape, (), "loop"
     memo = {} if memo is None else dict(memo)
@@ -119,6 +124,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
             empty = True  # every index is out of range: the interpreter raises NumPy's error
         tables.append((t, axes))
         strides.append([walk[d] for d in keep])
+    if kind == "update":  # the store walks the region: it must merge dims as the loads do
+        strides.append([root.attr("strides")[d] for d in keep])
 
     # merge adjacent dims that every load walks as one (same reducedness; outputs are C order)
     d = len(sizes) - 2
@@ -137,6 +144,9 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
             del sizes[d + 1], reduced[d + 1]
         d -= 1
 
+    region = None
+    if kind == "update":
+        region = (root.attr("offset"), tuple(strides.pop()))
     loads, arrays, scalars = [], [], []
     for p, v, s in zip(points, views, strides[:len(views)], strict=True):
         dims = tuple(k for k, st in enumerate(s) if st != 0)  # stride 0: broadcast, not indexed
@@ -157,4 +167,4 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
                                  writeable=False))
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs))
-    return Launch(spec, tuple(sizes), arrays, scalars, empty)
+    return Launch(spec, tuple(sizes), arrays, scalars, empty, region)
