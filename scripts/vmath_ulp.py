@@ -1,4 +1,4 @@
-"""Maximum ulp distance between the compiled kernels' sin, cos and log and NumPy's.
+"""Maximum ulp distance between the compiled kernels' sin, cos, log and log1p and NumPy's.
 
     python -m scripts.vmath_ulp [--n 4000000] [--seed 0]     (from the repository root)
 
@@ -30,6 +30,11 @@ def ulp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
+    if name == "log1p":
+        return {"[-1, 1]": rng.uniform(-1, 1, n), "[-1e-8, 1e-8]": rng.uniform(-1e-8, 1e-8, n),
+                "+-exp(U[-745, 709])":
+                    np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
+                "specials": np.array(EDGES + [-1.0, -1.5, 2.0 ** -54])}
     if name == "log":
         return {"exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)),
                 "[0.5, 2]": rng.uniform(0.5, 2.0, n),
@@ -58,7 +63,7 @@ def main() -> None:
     print("| function | dtype | range | max ulp vs NumPy | differing | max ulp vs correctly rounded |")
     print("|---|---|---|---|---|---|")
     with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
-        for name in ("sin", "cos", "log"):
+        for name in ("sin", "cos", "log", "log1p"):
             ref = getattr(np, name)
             for label, x64 in ranges(name, args.n, rng).items():
                 for dtype in (np.float64, np.float32):

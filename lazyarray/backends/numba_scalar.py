@@ -530,46 +530,78 @@ def log(x):
     return np.log(x)
 
 
+@numba.njit(inline="always")
+def _log_core(u, kshift, extra):
+    """log(u) + extra for a positive normal u (extra: a correction well below u's ulp),
+    minus kshift*ln2 (u was scaled by 2**kshift)."""
+    t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11 = _LOG_T
+    bits = _float64_as_bits(u)
+    kb = (bits - _SQRT_HALF_BITS) >> 52
+    m = _bits_as_float64(bits - (kb << 52))
+    kf = np.float64(kb) - kshift
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    p = t11
+    p = p * z + t10
+    p = p * z + t9
+    p = p * z + t8
+    p = p * z + t7
+    p = p * z + t6
+    p = p * z + t5
+    p = p * z + t4
+    p = p * z + t3
+    p = p * z + t2
+    p = p * z + t1
+    p = p * z
+    hf0 = f * f
+    hfe = 0.5 * _fma(f, f, -hf0)  # hf = 0.5*f*f = hf1 + hfe exactly
+    hf1 = 0.5 * hf0
+    a = kf * _LOG_LN2_HI
+    hi = a + f
+    bb = hi - a
+    e = (a - (hi - bb)) + (f - bb)  # two-sum: a + f = hi + e
+    tail = kf * _LOG_LN2_LO + e - (hf1 - s * (hf1 + p)) - hfe + s * hfe + extra
+    return hi + tail
+
+
+def log1p(x):
+    return np.log1p(x)
+
+
 @overload(log)
 def _log(x):
     if not _float_arg(x):
         return lambda x: np.log(x)
-    t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11 = _LOG_T
 
     def impl(x):
         v = np.float64(x)
         sub = v < 2.2250738585072014e-308  # subnormal (or <= 0: sorted out at the end)
         vs = v * 18014398509481984.0 if sub else v  # 2**54
-        bits = _float64_as_bits(vs)
-        kb = (bits - _SQRT_HALF_BITS) >> 52
-        m = _bits_as_float64(bits - (kb << 52))
-        kf = np.float64(kb) - (54.0 if sub else 0.0)
-        f = m - 1.0
-        s = f / (2.0 + f)
-        z = s * s
-        p = t11
-        p = p * z + t10
-        p = p * z + t9
-        p = p * z + t8
-        p = p * z + t7
-        p = p * z + t6
-        p = p * z + t5
-        p = p * z + t4
-        p = p * z + t3
-        p = p * z + t2
-        p = p * z + t1
-        p = p * z
-        hf0 = f * f
-        hfe = 0.5 * _fma(f, f, -hf0)  # hf = 0.5*f*f = hf1 + hfe exactly
-        hf1 = 0.5 * hf0
-        a = kf * _LOG_LN2_HI
-        hi = a + f
-        bb = hi - a
-        e = (a - (hi - bb)) + (f - bb)  # two-sum: a + f = hi + e
-        tail = kf * _LOG_LN2_LO + e - (hf1 - s * (hf1 + p)) - hfe + s * hfe
-        res = hi + tail
+        res = _log_core(vs, 54.0 if sub else 0.0, 0.0)
         res = v if v == np.inf else res
         res = -np.inf if v == 0 else res
         res = np.nan if v < 0 else res
+        return v if v != v else res
+    return impl
+
+
+@overload(log1p)
+def _log1p(x):
+    """log1p(x) = log(u) + c/u with u = 1 + x rounded and c its exact rounding error
+    (two-sum): log(u + c) = log(u) + c/u + O((c/u)**2), and c/u is below 2**-53."""
+    if not _float_arg(x):
+        return lambda x: np.log1p(x)
+
+    def impl(x):
+        v = np.float64(x)
+        u = 1.0 + v
+        bb = u - 1.0
+        c = (1.0 - (u - bb)) + (v - bb)
+        res = _log_core(u, 0.0, c / u)
+        res = v if abs(v) < 5.551115123125783e-17 else res  # |v| < 2**-54: rounds to v
+        res = v if v == np.inf else res
+        res = -np.inf if v == -1.0 else res
+        res = np.nan if v < -1.0 else res
         return v if v != v else res
     return impl

@@ -90,7 +90,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("log",                 "log",                   E, "_h.log({0})"),
     _ew("log2",                "log2",                  E),
     _ew("log10",               "log10",                 E),
-    _ew("log1p",               "log-plus-one",          E),
+    _ew("log1p",               "log-plus-one",          E, "_h.log1p({0})"),
     _ew("logaddexp",           "logaddexp",             E),
     _ew("logaddexp2",          "logaddexp2",            E),
     _ew("sin",                 "sine",                  E, "_h.sin({0})"),
