@@ -162,18 +162,42 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
     """`for jj in range(count)` over index u{d} = start + jj of dim d: the body, then the
     lines `tail(index names)` (which use `roots`). The index is unsigned: Numba then indexes
     without the negative-index wraparound, which LLVM cannot rule out for `start + jj` and
-    which turns the loads into gathers. With `_SLOW_PATH` math (sin, cos) in it, three passes: the fast forms into the
-    buffers `tb<i>` (allocated by the caller, see `_block_buffers`) while counting the huge
-    arguments; only when there are any, the exact forms for the whole block; then the rest of
-    the body reading the buffers. The first and last passes vectorize; the middle one is
-    rare. The buffers are filled before anything is stored, so an output that shares its
-    buffer with an input (donation) is still read before it is written."""
+    which turns the loads into gathers.
+
+    With `_SLOW_PATH` math (sin, cos) in it: the arguments of a block into buffers `ta<i>`;
+    the fast forms over those into `tb<i>` (a loop over contiguous buffers, which vectorizes
+    whatever the inputs' strides), counting the huge arguments; only when there are any, the
+    exact forms over the block again; then the rest of the body reading `tb<i>` (buffers
+    allocated by the caller, see `_block_buffers`). When one such instruction feeds another
+    (sin(cos(x))), the first two steps are one loop over the body instead, and the fix-up
+    recomputes that body. The buffers are filled before anything is stored, so an output that
+    shares its buffer with an input (donation) is still read before it is written."""
     loop = [f"for jj in range({count}):", f"    u{d} = np.uint64({start} + jj)"]
     idx = [*idx[:d], f"u{d}", *idx[d + 1:]]
     tail = tail(idx)
     slow = _slow_path_instrs(comp, spec, roots, skip)
     if not slow:
         return loop + _indent(_body(comp, spec, idx, skip) + tail, 1)
+    args = {i: comp.instrs[i].operands[0] for i in slow}
+    main = _ancestors(comp, spec, roots, stop=set(slow))
+    rest = loop + _indent(_body(comp, spec, idx, skip, only=main,
+                                subst={i: f"tb{i}[jj]" for i in slow}) + tail, 1)
+    if not any(set(slow) & _ancestors(comp, spec, [a]) for a in args.values()):
+        # not nested: the arguments into buffers `ta<i>` first, then the math over those
+        # contiguous buffers, which vectorizes whatever the strides of the inputs (LLVM
+        # vectorizes a loop over a strided array only in a version for unit stride)
+        lines = [*loop, *_indent(_body(comp, spec, idx, skip, only=_ancestors(
+            comp, spec, args.values())) + [f"ta{i}[jj] = x{a}" for i, a in args.items()], 1)]
+        lines += ["nbig = 0", f"for jj in range({count}):"]
+        for i, a in args.items():
+            t = np_type(comp.instrs[i].dtype)
+            lines += [f"    tb{i}[jj] = {t}({_SLOW_PATH[comp.instrs[i].opcode].format(f'ta{i}[jj]')})",
+                      f"    nbig += _h.trig_big(ta{i}[jj])"]
+        lines += ["if nbig:", f"    for jj in range({count}):"]
+        for i, a in args.items():
+            t = np_type(comp.instrs[i].dtype)
+            lines.append(f"        tb{i}[jj] = {t}({OPS[comp.instrs[i].opcode].template.format(f'ta{i}[jj]')})")
+        return lines + rest
     pre = _ancestors(comp, spec, slow)
     store = [f"tb{i}[jj] = x{i}" for i in slow]
     lines = ["nbig = 0", *loop]
@@ -182,15 +206,16 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
                      + store, 1)
     lines += ["if nbig:", *_indent(loop, 1)]
     lines += _indent(_body(comp, spec, idx, skip, only=pre) + store, 2)
-    main = _ancestors(comp, spec, roots, stop=set(slow))
-    lines += loop + _indent(_body(comp, spec, idx, skip, only=main,
-                                  subst={i: f"tb{i}[jj]" for i in slow}) + tail, 1)
-    return lines
+    return lines + rest
 
 
 def _block_buffers(comp: Module, spec: Spec, roots, skip: set[int]) -> list[str]:
-    return [f"tb{i} = np.empty({BLOCK}, {np_type(comp.instrs[i].dtype)})"
-            for i in _slow_path_instrs(comp, spec, roots, skip)]
+    lines = []
+    for i in _slow_path_instrs(comp, spec, roots, skip):
+        arg = comp.instrs[comp.instrs[i].operands[0]]
+        lines += [f"ta{i} = np.empty({BLOCK}, {np_type(arg.dtype)})",
+                  f"tb{i} = np.empty({BLOCK}, {np_type(comp.instrs[i].dtype)})"]
+    return lines
 
 
 def _signature(comp: Module, spec: Spec) -> list[str]:
