@@ -3,7 +3,7 @@
     python -m scripts.vmath_asm [-v]     (from the repository root)
 
 Builds a few kernels the way lazyarray does (W1's `a*b + c*d - sin(e)`, a `cos` sum, a
-`log`, a `log1p`, W4's exp row sum), recompiles each generated source with Numba's serial `njit`
+`log`, a `log1p`, an `expm1`, W4's exp row sum), recompiles each generated source with Numba's serial `njit`
 (Numba hides the machine code of cached and parallel kernels; the loops are the same) and
 counts in its LLVM IR and assembly: <8 x double> vector values, zmm (AVX-512) instructions,
 packed fma instructions and gathers/scatters (which would mean the loads did not come out
@@ -33,6 +33,7 @@ def main() -> None:
         np.asarray(la.cos(a).sum())
         np.asarray(la.log(la.abs(a)) * 2)
         np.asarray(la.log1p(a * a))
+        np.asarray(la.expm1(a) - b)
         x, y = la.asarray(rng.uniform(-3, 3, 2000)), la.asarray(rng.uniform(-3, 3, 300))
         np.asarray(la.exp(-(x[:, None] - y) ** 2).sum(1))
     for entry in list(ex._cache.values()):

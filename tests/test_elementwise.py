@@ -703,7 +703,7 @@ def _check_exp(dtype):
 # sin, cos, log: lazyarray's own vectorizable forms in compiled kernels
 # --------------------------------------------------------------------------
 
-VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p}
+VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p, "expm1": np.expm1}
 TRIG_BIG = 2.0 ** 30  # numba_scalar.TRIG_BIG: above it sin/cos take libm (the fix-up pass)
 VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310,
                2.2250738585072014e-308, 1.4901161193847656e-08, 1.49e-08, 1e-300, 1.0, -1.0,
@@ -722,6 +722,10 @@ def _vmath_inputs(name, dtype, n=100_000):
     if name == "log":
         parts = [np.exp(rng.uniform(-745, 709, n)), rng.uniform(0.5, 2.0, n),
                  rng.uniform(0, 1e-308, n // 10), -rng.uniform(0, 10, 100)]
+    elif name == "expm1":
+        parts = [rng.uniform(-0.35, 0.35, n), rng.uniform(-3, 3, n), rng.uniform(-750, 710, n),
+                 rng.uniform(709, 709.79, n // 10), rng.uniform(-1e-8, 1e-8, n),
+                 [-45.0, -46.0, 709.782712893384, 709.7827128933841, 2.0 ** -54]]
     elif name == "log1p":
         parts = [np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
                  rng.uniform(-1, 1, n), rng.uniform(-1e-8, 1e-8, n), -1 - rng.uniform(0, 10, 100),

@@ -605,3 +605,76 @@ def _log1p(x):
         res = np.nan if v < -1.0 else res
         return v if v != v else res
     return impl
+
+
+# expm1(x) = 2**n * (1 + q) - 1, q = expm1(r), x = n*ln2 + r, |r| <= ln2/2. The reduction
+# is the one of sin/cos with ln 2 in three parts (x - n*_LN2_1 is one exact fma, the n*_LN2_2
+# step keeps its errors), so r = h + lo to ~2**-150. q = h + s with s = h**2/2 + h**3*P(h)
+# + lo*(1 + h) (P: the Taylor series of (e**h - 1 - h - h**2/2)/h**3 to h**13, truncation
+# below 2**-66 relative), kept as q_hi + q_lo; then 2**n - 1 and 2**n*q_hi are added by
+# two-sum with every rounding error collected into the last addition. n = 0 is the plain
+# series; 2**n for n = 1024 is taken as 2**1023 and the result doubled.
+_LN2_1 = 0.6931471805599453
+_LN2_2 = 2.3190468138462996e-17
+_LN2_3 = 5.707708438416212e-34
+_EXPM1_P = tuple(1.0 / math.factorial(k) for k in range(3, 17))  # h**3 .. h**16
+
+
+def expm1(x):
+    return np.expm1(x)
+
+
+@overload(expm1, inline="always")  # too big for LLVM to inline by itself: a call stops vectorization
+def _expm1(x):
+    if not _float_arg(x):
+        return lambda x: np.expm1(x)
+    c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16 = _EXPM1_P
+
+    def impl(x):
+        v = np.float64(x)
+        vc = min(max(v, -45.0), 709.8)
+        t = vc * _LOG2E
+        big = t + _ROUND
+        nf = big - _ROUND
+        a = _fma(-nf, _LN2_1, vc)  # exact
+        w = nf * _LN2_2
+        wl = _fma(nf, _LN2_2, -w)
+        h = a - w
+        bb = h - a
+        e = (a - (h - bb)) - (w + bb)
+        lo = (e - wl) - nf * _LN2_3
+        p = c16
+        p = p * h + c15
+        p = p * h + c14
+        p = p * h + c13
+        p = p * h + c12
+        p = p * h + c11
+        p = p * h + c10
+        p = p * h + c9
+        p = p * h + c8
+        p = p * h + c7
+        p = p * h + c6
+        p = p * h + c5
+        p = p * h + c4
+        p = p * h + c3
+        hz = h * h
+        s = (0.5 * hz + 0.5 * _fma(h, h, -hz)) + (hz * h * p + lo * (1.0 + h))
+        qh = h + s
+        ql = (h - qh) + s  # fast two-sum: |h| >= |s|
+        k = _float64_as_bits(big) - _float64_as_bits(_ROUND)  # n, from the rounded sum's bits
+        kk = min(k, 1023)
+        scale = _bits_as_float64((kk + 1023) << 52)
+        am = scale - 1.0
+        b2 = am - scale
+        ae = (scale - (am - b2)) + (-1.0 - b2)  # two-sum: scale - 1 = am + ae
+        bq = scale * qh  # exact
+        sm = am + bq
+        b3 = sm - am
+        se = (am - (sm - b3)) + (bq - b3)  # two-sum: am + bq = sm + se
+        res = sm + (se + ae + scale * ql)
+        res = res * 2.0 if k > 1023 else res
+        res = v if abs(v) < 5.551115123125783e-17 else res  # |v| < 2**-54: rounds to v
+        res = -1.0 if v < -45.0 else res
+        res = np.inf if v > 709.782712893384 else res
+        return v if v != v else res
+    return impl

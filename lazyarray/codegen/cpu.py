@@ -70,7 +70,7 @@ def _check(comp: Module) -> None:
 # huge argument, then the rest of the body reading the buffers.
 _SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
 # helpers whose loops LLVM vectorizes (in blocks, inside reductions)
-_VECTOR_MATH = ("_h.exp(", "_h.log(", "_h.log1p(", "_h.sin(", "_h.cos(")
+_VECTOR_MATH = ("_h.exp(", "_h.expm1(", "_h.log(", "_h.log1p(", "_h.sin(", "_h.cos(")
 
 
 def _expr(comp: Module, i: int, fast: bool = False) -> str:

@@ -86,7 +86,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("cbrt",                "cbrt",                  E),
     _ew("exp",                 "exponential",           E, "_h.exp({0})"),
     _ew("exp2",                "exponential2",          E),
-    _ew("expm1",               "exponential-minus-one", E),
+    _ew("expm1",               "exponential-minus-one", E, "_h.expm1({0})"),
     _ew("log",                 "log",                   E, "_h.log({0})"),
     _ew("log2",                "log2",                  E),
     _ew("log10",               "log10",                 E),
