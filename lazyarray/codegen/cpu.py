@@ -65,9 +65,9 @@ def _check(comp: Module) -> None:
 # Math with a vectorizable fast path for all but a few arguments (backends/numba_scalar.py):
 # `_h.sin(x)` is right for every x but branches to libm above `TRIG_BIG`, which stops LLVM
 # from vectorizing the loop around it; `_h.sin_fast(x)` never branches and is right for
-# |x| <= TRIG_BIG. Hot loops compute these in blocks (`_vector_block`): the fast forms for a
-# block into small buffers, a fix-up pass with the exact forms only for a block that holds a
-# huge argument, then the rest of the body reading the buffers.
+# |x| <= TRIG_BIG. Hot loops compute these in blocks (`_vector_block`): the fast forms over a
+# block's arguments into small buffers, a fix-up pass with the exact forms only for a block
+# that holds a huge argument, then the rest of the body reading the buffers.
 _SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
 # helpers whose loops LLVM vectorizes (in blocks, inside reductions)
 _VECTOR_MATH = ("_h.exp(", "_h.expm1(", "_h.log(", "_h.log1p(", "_h.sin(", "_h.cos(")
@@ -189,14 +189,14 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
         lines = [*loop, *_indent(_body(comp, spec, idx, skip, only=_ancestors(
             comp, spec, args.values())) + [f"ta{i}[jj] = x{a}" for i, a in args.items()], 1)]
         lines += ["nbig = 0", f"for jj in range({count}):"]
-        for i, a in args.items():
-            t = np_type(comp.instrs[i].dtype)
-            lines += [f"    tb{i}[jj] = {t}({_SLOW_PATH[comp.instrs[i].opcode].format(f'ta{i}[jj]')})",
+        for i in args:
+            fast = _SLOW_PATH[comp.instrs[i].opcode].format(f"ta{i}[jj]")
+            lines += [f"    tb{i}[jj] = {np_type(comp.instrs[i].dtype)}({fast})",
                       f"    nbig += _h.trig_big(ta{i}[jj])"]
         lines += ["if nbig:", f"    for jj in range({count}):"]
-        for i, a in args.items():
-            t = np_type(comp.instrs[i].dtype)
-            lines.append(f"        tb{i}[jj] = {t}({OPS[comp.instrs[i].opcode].template.format(f'ta{i}[jj]')})")
+        for i in args:
+            exact = OPS[comp.instrs[i].opcode].template.format(f"ta{i}[jj]")
+            lines.append(f"        tb{i}[jj] = {np_type(comp.instrs[i].dtype)}({exact})")
         return lines + rest
     pre = _ancestors(comp, spec, slow)
     store = [f"tb{i}[jj] = x{i}" for i in slow]
@@ -293,8 +293,8 @@ def _render_blocked_loop(comp: Module, spec: Spec, idx: list[str], stores) -> li
     if spec.rank == 1:
         lines = [f"for qs in prange((n0 + {SUPERBLOCK - 1}) // {SUPERBLOCK}):",
                  *_indent(bufs, 1),
-                 f"    for qb in range(qs * {SUPERBLOCK}, min(n0, (qs + 1) * {SUPERBLOCK}), "
-                 f"{BLOCK}):",
+                 (f"    for qb in range(qs * {SUPERBLOCK}, min(n0, (qs + 1) * {SUPERBLOCK}), "
+                  f"{BLOCK}):"),
                  *_indent(block, 2)]
         return _indent(lines, 1)
     nest = _nest(list(range(last)), "i", True)  # buffers once per outermost iteration
@@ -341,7 +341,7 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         """The innermost reduced loop with 4 independent accumulators (fixed order, so still
         deterministic): the add chain no longer waits on one register.
 
-        A body with vectorizable math (exp, log, sin, cos) runs in blocks of BLOCK: first the
+        A body with vectorizable math (exp, expm1, log, log1p, sin, cos) runs in blocks of BLOCK: first the
         values of a block into a small buffer (a loop without a reduction, which LLVM
         vectorizes; sin and cos in the passes of `_vector_block`), then the 4 lanes over the
         buffer -- the same additions in the same order."""
