@@ -327,3 +327,354 @@ def _exp(x):
         res = p * _bits_as_float64((half + 1023) << 52) * _bits_as_float64((k - half + 1023) << 52)
         return out(res if v == v else v)
     return impl
+
+
+# ---- sin, cos, log without libm (vectorizable) -------------------------------------------------
+# Derivations (no code from other libraries): the polynomials are the functions' Taylor series,
+# truncated where the first omitted term is below 2**-65 relative on the reduced interval, so
+# no minimax coefficients are needed; the constants are pi/2, 2/pi, ln 2 and sqrt(2)/2 rounded
+# with mpmath. Error bounds are worked out in the comments; the measured ones are in
+# docs/performance.md.
+
+@intrinsic
+def _float64_as_bits(typingctx, x):
+    """The int64 IEEE bits of the float64 `x` (a register move, vectorizable)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """a*b + c rounded once (llvm.fma: one vfmadd instruction, vectorizable)."""
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+# pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 + 5.6e-50: each part is the double nearest to what the
+# parts before it leave (mpmath at 300 bits).
+_TWO_OVER_PI = 0.6366197723675814
+_PIO2_1 = 1.5707963267948966       # 0x1.921fb54442d18p+0
+_PIO2_2 = 6.123233995736766e-17    # 0x1.1a62633145c07p-54
+_PIO2_3 = -1.4973849048591698e-33  # -0x1.f1976b7ed8fbcp-110
+_ROUND = 6755399441055744.0  # 1.5 * 2**52: (t + _ROUND) - _ROUND is t rounded to an integer
+# Arguments with |x| above this take libm's sin/cos (the "slow path"; the kernels run it as a
+# fix-up pass over the few elements that need it, see codegen/cpu.py). Below it the reduction
+# is accurate to 2**-127 absolute (|n| < 2**30 times the 2**-163.6 left of pi/2 after three
+# parts, plus the rounding of the low part), while x mod pi/2 of any double is at least
+# 2**-60.9 (J.-M. Muller, Elementary Functions, worst case 6381956970095103 * 2**797): the
+# reduced argument keeps 66 correct bits, 13 more than a double holds.
+TRIG_BIG = 1073741824.0  # 2**30
+_SIN_C = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(1, 10))  # r**3 .. r**19
+_COS_C = tuple((-1) ** k / math.factorial(2 * k) for k in range(2, 11))  # r**4 .. r**20
+
+
+@numba.njit(inline="always")
+def _sincos_core(v, odd):
+    """sin(v) (odd=0) or cos(v) (odd=1) for |v| <= TRIG_BIG, by arithmetic only.
+
+    v = n*pi/2 + (hi + lo): n*_PIO2_1 is subtracted with one fma, which is exact (the result
+    is a multiple of 2**-52 below 1 in magnitude, or v itself); n*_PIO2_2 is subtracted with
+    its product and the subtraction both error-free (fma product error, two-sum), so hi + lo
+    carries the reduced argument to ~2**-127 absolute. Then sin or cos of hi + lo by Taylor
+    polynomials in z = hi**2 (|hi| <= pi/4 + tiny), with lo entering to first order, and the
+    quadrant (n mod 4) picks the polynomial and the sign."""
+    t = v * _TWO_OVER_PI
+    big = t + _ROUND
+    nf = big - _ROUND
+    q = _float64_as_bits(big) + odd  # low bits of the rounded sum: n mod 4, plus 1 for cos
+    a = _fma(-nf, _PIO2_1, v)  # exact
+    w = nf * _PIO2_2
+    wl = _fma(nf, _PIO2_2, -w)  # n*P2 = w + wl exactly
+    h = a - w
+    bb = h - a
+    e = (a - (h - bb)) - (w + bb)  # two-sum: a - w = h + e exactly
+    lo = (e - wl) - nf * _PIO2_3
+    z = h * h
+    # sin(h + lo) = h + h*z*S(z) + lo*(1 - z/2) + O(lo*h**4)
+    s1, s2, s3, s4, s5, s6, s7, s8, s9 = _SIN_C
+    ps = s9
+    ps = ps * z + s8
+    ps = ps * z + s7
+    ps = ps * z + s6
+    ps = ps * z + s5
+    ps = ps * z + s4
+    ps = ps * z + s3
+    ps = ps * z + s2
+    ps = ps * z + s1
+    sn = h + ((h * z) * ps + lo * (1.0 - 0.5 * z))
+    # cos(h + lo) = 1 - z/2 + z**2*C(z) - h*lo; 1 - z/2 is carried with its rounding errors
+    # (of the square, by fma, and of the subtraction, by fast-two-sum since 1 >= z/2)
+    c1, c2, c3, c4, c5, c6, c7, c8, c9 = _COS_C
+    pc = c9
+    pc = pc * z + c8
+    pc = pc * z + c7
+    pc = pc * z + c6
+    pc = pc * z + c5
+    pc = pc * z + c4
+    pc = pc * z + c3
+    pc = pc * z + c2
+    pc = pc * z + c1
+    hz = 0.5 * z
+    ze = _fma(h, h, -z)
+    wc = 1.0 - hz
+    cs = wc + ((((1.0 - wc) - hz) - 0.5 * ze) + ((z * z) * pc - h * lo))
+    res = cs if q & 1 else sn
+    return -res if q & 2 else res
+
+
+def sin(x):
+    return np.sin(x)
+
+
+def cos(x):
+    return np.cos(x)
+
+
+def sin_fast(x):
+    return np.sin(x)
+
+
+def cos_fast(x):
+    return np.cos(x)
+
+
+def trig_big(x):
+    return abs(x) > TRIG_BIG
+
+
+def _float_arg(x):
+    return isinstance(x, (types.Float, types.Integer, types.Boolean))
+
+
+@overload(sin_fast)
+def _sin_fast(x):
+    """sin for |x| <= TRIG_BIG (and NaN, +-0, subnormals); a value of no use above it (the
+    kernel replaces it). Always float64: the kernel rounds to the result dtype."""
+    if not _float_arg(x):
+        return lambda x: np.sin(x)
+
+    def impl(x):
+        v = np.float64(x)
+        res = _sincos_core(v, 0)
+        return v if abs(v) < 1.4901161193847656e-08 else res  # |v| < 2**-26: sin(v) rounds to v
+    return impl
+
+
+@overload(cos_fast)
+def _cos_fast(x):
+    if not _float_arg(x):
+        return lambda x: np.cos(x)
+
+    def impl(x):
+        v = np.float64(x)
+        res = _sincos_core(v, 1)
+        return res if v == v else v
+    return impl
+
+
+@overload(trig_big)
+def _trig_big(x):
+    """Does x take the slow path (|x| > TRIG_BIG, or +-inf)? An int, to add up over a block."""
+    if not _float_arg(x):
+        return lambda x: 0
+
+    def impl(x):
+        return np.int64(abs(np.float64(x)) > TRIG_BIG)
+    return impl
+
+
+@overload(sin)
+def _sin(x):
+    """sin for any argument: the fast path, or libm above TRIG_BIG (a branch, so a loop that
+    calls this does not vectorize: kernels call it only where a loop would not anyway, and
+    in the fix-up pass)."""
+    if not _float_arg(x):
+        return lambda x: np.sin(x)
+
+    def impl(x):
+        v = np.float64(x)
+        if abs(v) > TRIG_BIG:
+            return math.sin(v) if v - v == 0 else v - v
+        return sin_fast(v)
+    return impl
+
+
+@overload(cos)
+def _cos(x):
+    if not _float_arg(x):
+        return lambda x: np.cos(x)
+
+    def impl(x):
+        v = np.float64(x)
+        if abs(v) > TRIG_BIG:
+            return math.cos(v) if v - v == 0 else v - v
+        return cos_fast(v)
+    return impl
+
+
+# log(x) = k*ln2 + log(m), m = x / 2**k in [sqrt(2)/2, sqrt(2)) cut from the IEEE bits.
+# With f = m - 1 (exact) and s = f / (2 + f): log(m) = 2*atanh(s) = 2s + s*T(s**2),
+# T(z) = sum 2 z**j / (2j + 1), |s| <= 0.1716, so z <= 0.0295 and 11 terms leave < 2**-70.
+# 2s = f - s*f and s*f = hf - s*hf with hf = f**2/2, so log(m) = f - (hf - s*(hf + T)): the
+# large part f is exact, hf is carried with its fma rounding error, and k*ln2 + f is added
+# by two-sum, so the one sizable rounding is the final addition.
+_LOG_LN2_HI = 0.6931471805598903   # ln 2 to 42 bits: k*_LOG_LN2_HI is exact for |k| < 2**11
+_LOG_LN2_LO = 5.497923018708371e-14  # ln 2 - _LOG_LN2_HI
+_SQRT_HALF_BITS = 0x3FE6A09E667F3BCD  # the IEEE bits of sqrt(2)/2
+_LOG_T = tuple(2.0 / (2 * j + 1) for j in range(1, 12))
+
+
+def log(x):
+    return np.log(x)
+
+
+@numba.njit(inline="always")
+def _log_core(u, kshift, extra):
+    """log(u) + extra for a positive normal u (extra: a correction well below u's ulp),
+    minus kshift*ln2 (u was scaled by 2**kshift)."""
+    t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11 = _LOG_T
+    bits = _float64_as_bits(u)
+    kb = (bits - _SQRT_HALF_BITS) >> 52
+    m = _bits_as_float64(bits - (kb << 52))
+    kf = np.float64(kb) - kshift
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    p = t11
+    p = p * z + t10
+    p = p * z + t9
+    p = p * z + t8
+    p = p * z + t7
+    p = p * z + t6
+    p = p * z + t5
+    p = p * z + t4
+    p = p * z + t3
+    p = p * z + t2
+    p = p * z + t1
+    p = p * z
+    hf0 = f * f
+    hfe = 0.5 * _fma(f, f, -hf0)  # hf = 0.5*f*f = hf1 + hfe exactly
+    hf1 = 0.5 * hf0
+    a = kf * _LOG_LN2_HI
+    hi = a + f
+    bb = hi - a
+    e = (a - (hi - bb)) + (f - bb)  # two-sum: a + f = hi + e
+    tail = kf * _LOG_LN2_LO + e - (hf1 - s * (hf1 + p)) - hfe + s * hfe + extra
+    return hi + tail
+
+
+def log1p(x):
+    return np.log1p(x)
+
+
+@overload(log)
+def _log(x):
+    if not _float_arg(x):
+        return lambda x: np.log(x)
+
+    def impl(x):
+        v = np.float64(x)
+        sub = v < 2.2250738585072014e-308  # subnormal (or <= 0: sorted out at the end)
+        vs = v * 18014398509481984.0 if sub else v  # 2**54
+        res = _log_core(vs, 54.0 if sub else 0.0, 0.0)
+        res = v if v == np.inf else res
+        res = -np.inf if v == 0 else res
+        res = np.nan if v < 0 else res
+        return v if v != v else res
+    return impl
+
+
+@overload(log1p)
+def _log1p(x):
+    """log1p(x) = log(u) + c/u with u = 1 + x rounded and c its exact rounding error
+    (two-sum): log(u + c) = log(u) + c/u + O((c/u)**2), and c/u is below 2**-53."""
+    if not _float_arg(x):
+        return lambda x: np.log1p(x)
+
+    def impl(x):
+        v = np.float64(x)
+        u = 1.0 + v
+        bb = u - 1.0
+        c = (1.0 - (u - bb)) + (v - bb)
+        res = _log_core(u, 0.0, c / u)
+        res = v if abs(v) < 5.551115123125783e-17 else res  # |v| < 2**-54: rounds to v
+        res = v if v == np.inf else res
+        res = -np.inf if v == -1.0 else res
+        res = np.nan if v < -1.0 else res
+        return v if v != v else res
+    return impl
+
+
+# expm1(x) = 2**n * (1 + q) - 1, q = expm1(r), x = n*ln2 + r, |r| <= ln2/2. The reduction
+# is the one of sin/cos with ln 2 in three parts (x - n*_LN2_1 is one exact fma, the n*_LN2_2
+# step keeps its errors), so r = h + lo to ~2**-150. q = h + s with s = h**2/2 + h**3*P(h)
+# + lo*(1 + h) (P: the Taylor series of (e**h - 1 - h - h**2/2)/h**3 to h**13, truncation
+# below 2**-66 relative), kept as q_hi + q_lo; then 2**n - 1 and 2**n*q_hi are added by
+# two-sum with every rounding error collected into the last addition. n = 0 is the plain
+# series; 2**n for n = 1024 is taken as 2**1023 and the result doubled.
+_LN2_1 = 0.6931471805599453
+_LN2_2 = 2.3190468138462996e-17
+_LN2_3 = 5.707708438416212e-34
+_EXPM1_P = tuple(1.0 / math.factorial(k) for k in range(3, 17))  # h**3 .. h**16
+
+
+def expm1(x):
+    return np.expm1(x)
+
+
+@overload(expm1, inline="always")  # too big for LLVM to inline by itself: a call stops vectorization
+def _expm1(x):
+    if not _float_arg(x):
+        return lambda x: np.expm1(x)
+    c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16 = _EXPM1_P
+
+    def impl(x):
+        v = np.float64(x)
+        vc = min(max(v, -45.0), 709.8)
+        t = vc * _LOG2E
+        big = t + _ROUND
+        nf = big - _ROUND
+        a = _fma(-nf, _LN2_1, vc)  # exact
+        w = nf * _LN2_2
+        wl = _fma(nf, _LN2_2, -w)
+        h = a - w
+        bb = h - a
+        e = (a - (h - bb)) - (w + bb)
+        lo = (e - wl) - nf * _LN2_3
+        p = c16
+        p = p * h + c15
+        p = p * h + c14
+        p = p * h + c13
+        p = p * h + c12
+        p = p * h + c11
+        p = p * h + c10
+        p = p * h + c9
+        p = p * h + c8
+        p = p * h + c7
+        p = p * h + c6
+        p = p * h + c5
+        p = p * h + c4
+        p = p * h + c3
+        hz = h * h
+        s = (0.5 * hz + 0.5 * _fma(h, h, -hz)) + (hz * h * p + lo * (1.0 + h))
+        qh = h + s
+        ql = (h - qh) + s  # fast two-sum: |h| >= |s|
+        k = _float64_as_bits(big) - _float64_as_bits(_ROUND)  # n, from the rounded sum's bits
+        kk = min(k, 1023)
+        scale = _bits_as_float64((kk + 1023) << 52)
+        am = scale - 1.0
+        b2 = am - scale
+        ae = (scale - (am - b2)) + (-1.0 - b2)  # two-sum: scale - 1 = am + ae
+        bq = scale * qh  # exact
+        sm = am + bq
+        b3 = sm - am
+        se = (am - (sm - b3)) + (bq - b3)  # two-sum: am + bq = sm + se
+        res = sm + (se + ae + scale * ql)
+        res = res * 2.0 if k > 1023 else res
+        res = v if abs(v) < 5.551115123125783e-17 else res  # |v| < 2**-54: rounds to v
+        res = -1.0 if v < -45.0 else res
+        res = np.inf if v > 709.782712893384 else res
+        return v if v != v else res
+    return impl

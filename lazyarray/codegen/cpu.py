@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 5
+CODEGEN_VERSION = 6
 
 
 class Unsupported(Exception):
@@ -63,7 +63,18 @@ def _check(comp: Module) -> None:
             raise Unsupported(f"{ins.opcode} on complex")
 
 
-def _expr(comp: Module, i: int) -> str:
+# Math with a vectorizable fast path for all but a few arguments (backends/numba_scalar.py):
+# `_h.sin(x)` is right for every x but branches to libm above `TRIG_BIG`, which stops LLVM
+# from vectorizing the loop around it; `_h.sin_fast(x)` never branches and is right for
+# |x| <= TRIG_BIG. Hot loops compute these in blocks (`_vector_block`): the fast forms over a
+# block's arguments into small buffers, a fix-up pass with the exact forms only for a block
+# that holds a huge argument, then the rest of the body reading the buffers.
+_SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
+# helpers whose loops LLVM vectorizes (in blocks, inside reductions)
+_VECTOR_MATH = ("_h.exp(", "_h.expm1(", "_h.log(", "_h.log1p(", "_h.sin(", "_h.cos(")
+
+
+def _expr(comp: Module, i: int, fast: bool = False) -> str:
     ins = comp.instrs[i]
     args = [f"x{o}" for o in ins.operands]
     if ins.opcode == "convert":
@@ -76,6 +87,8 @@ def _expr(comp: Module, i: int) -> str:
     if ins.opcode == "select":
         return f"({args[1]} if {args[0]} else {args[2]})"
     op = OPS[ins.opcode]
+    if fast and ins.opcode in _SLOW_PATH:
+        return f"{np_type(ins.dtype)}({_SLOW_PATH[ins.opcode].format(*args)})"
     template = op.template or f"np.{op.name}(" + ", ".join(f"{{{k}}}" for k in range(op.nin)) + ")"
     return f"{np_type(ins.dtype)}({template.format(*args)})"
 
@@ -104,19 +117,110 @@ def _scalar_loads(spec: Spec) -> list[str]:
     return lines
 
 
-def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int]) -> list[str]:
+def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
+          only: set[int] | None = None, fast: bool = False,
+          subst: dict[int, str] | None = None) -> list[str]:
+    """Loads and elementwise instructions (those in `only`, when given; `subst` replaces an
+    instruction's expression, `fast` picks the `_SLOW_PATH` forms)."""
     lines = []
     k = 0
     for p, dims in spec.loads:
         if dims is not None:
-            lines.append(f"x{p} = a{k}[{', '.join(idx[d] for d in dims)}]")
+            if only is None or p in only:
+                lines.append(f"x{p} = a{k}[{', '.join(idx[d] for d in dims)}]")
             k += 1
     tables = {g: (k, dims) for k, (g, dims) in enumerate(spec.tables)}
     for i, ins in enumerate(comp.instrs):
-        if ins.opcode == "gather" and i not in skip:
+        if i in skip or (only is not None and i not in only):
+            continue
+        if ins.opcode == "gather":
             lines += _gather(comp, i, *tables[i], idx)
-        elif ins.is_elementwise and i not in skip:
-            lines.append(f"x{i} = {_expr(comp, i)}")
+        elif ins.is_elementwise:
+            expr = subst[i] if subst and i in subst else _expr(comp, i, fast)
+            lines.append(f"x{i} = {expr}")
+    return lines
+
+
+def _ancestors(comp: Module, spec: Spec, roots, stop=frozenset()) -> set[int]:
+    """`roots` and the instructions they are computed from, down to the loads (and not
+    beyond an instruction in `stop`)."""
+    loads = {p for p, _ in spec.loads}
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if i not in loads and i not in stop:
+            todo.extend(comp.instrs[i].operands)
+    return seen
+
+
+def _slow_path_instrs(comp: Module, spec: Spec, roots, skip: set[int]) -> list[int]:
+    return sorted(i for i in _ancestors(comp, spec, roots)
+                  if i not in skip and comp.instrs[i].opcode in _SLOW_PATH
+                  and comp.instrs[i].dtype.kind == "f")
+
+
+def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, count: str,
+                  skip: set[int], roots, tail) -> list[str]:
+    """`for jj in range(count)` over index u{d} = start + jj of dim d: the body, then the
+    lines `tail(index names)` (which use `roots`). The index is unsigned: Numba then indexes
+    without the negative-index wraparound, which LLVM cannot rule out for `start + jj` and
+    which turns the loads into gathers.
+
+    With `_SLOW_PATH` math (sin, cos) in it: the arguments of a block into buffers `ta<i>`;
+    the fast forms over those into `tb<i>` (a loop over contiguous buffers, which vectorizes
+    whatever the inputs' strides), counting the huge arguments; only when there are any, the
+    exact forms over the block again; then the rest of the body reading `tb<i>` (buffers
+    allocated by the caller, see `_block_buffers`). When one such instruction feeds another
+    (sin(cos(x))), the first two steps are one loop over the body instead, and the fix-up
+    recomputes that body. The buffers are filled before anything is stored, so an output that
+    shares its buffer with an input (donation) is still read before it is written."""
+    loop = [f"for jj in range({count}):", f"    u{d} = np.uint64({start} + jj)"]
+    idx = [*idx[:d], f"u{d}", *idx[d + 1:]]
+    tail = tail(idx)
+    slow = _slow_path_instrs(comp, spec, roots, skip)
+    if not slow:
+        return loop + _indent(_body(comp, spec, idx, skip) + tail, 1)
+    args = {i: comp.instrs[i].operands[0] for i in slow}
+    main = _ancestors(comp, spec, roots, stop=set(slow))
+    rest = loop + _indent(_body(comp, spec, idx, skip, only=main,
+                                subst={i: f"tb{i}[jj]" for i in slow}) + tail, 1)
+    if not any(set(slow) & _ancestors(comp, spec, [a]) for a in args.values()):
+        # not nested: the arguments into buffers `ta<i>` first, then the math over those
+        # contiguous buffers, which vectorizes whatever the strides of the inputs (LLVM
+        # vectorizes a loop over a strided array only in a version for unit stride)
+        lines = [*loop, *_indent(_body(comp, spec, idx, skip, only=_ancestors(
+            comp, spec, args.values())) + [f"ta{i}[jj] = x{a}" for i, a in args.items()], 1)]
+        lines += ["nbig = 0", f"for jj in range({count}):"]
+        for i in args:
+            fast = _SLOW_PATH[comp.instrs[i].opcode].format(f"ta{i}[jj]")
+            lines += [f"    tb{i}[jj] = {np_type(comp.instrs[i].dtype)}({fast})",
+                      f"    nbig += _h.trig_big(ta{i}[jj])"]
+        lines += ["if nbig:", f"    for jj in range({count}):"]
+        for i in args:
+            exact = OPS[comp.instrs[i].opcode].template.format(f"ta{i}[jj]")
+            lines.append(f"        tb{i}[jj] = {np_type(comp.instrs[i].dtype)}({exact})")
+        return lines + rest
+    pre = _ancestors(comp, spec, slow)
+    store = [f"tb{i}[jj] = x{i}" for i in slow]
+    lines = ["nbig = 0", *loop]
+    lines += _indent(_body(comp, spec, idx, skip, only=pre, fast=True), 1)
+    lines += _indent([f"nbig += _h.trig_big(x{comp.instrs[i].operands[0]})" for i in slow]
+                     + store, 1)
+    lines += ["if nbig:", *_indent(loop, 1)]
+    lines += _indent(_body(comp, spec, idx, skip, only=pre) + store, 2)
+    return lines + rest
+
+
+def _block_buffers(comp: Module, spec: Spec, roots, skip: set[int]) -> list[str]:
+    lines = []
+    for i in _slow_path_instrs(comp, spec, roots, skip):
+        arg = comp.instrs[comp.instrs[i].operands[0]]
+        lines += [f"ta{i} = np.empty({BLOCK}, {np_type(arg.dtype)})",
+                  f"tb{i} = np.empty({BLOCK}, {np_type(comp.instrs[i].dtype)})"]
     return lines
 
 
@@ -193,17 +297,46 @@ def _nest(dims: list[int], var: str, parallel: bool) -> list[str]:
     return lines
 
 
+SUPERBLOCK = 64 * BLOCK  # elements per parallel iteration of a blocked 1-d loop
+
+
 def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
-    body = _body(comp, spec, idx, set())
-    at = ", ".join(idx) if spec.rank else "0"
-    # a write (update) stores its value: out0 is the written region of the new version
-    body += [f"out{k}[{at}] = x{_stored(comp, o)}" for k, o in enumerate(comp.outputs)]
+    roots = [_stored(comp, o) for o in comp.outputs]
+
+    def stores(idx: list[str]) -> list[str]:
+        at = ", ".join(idx) if spec.rank else "0"
+        # a write (update) stores its value: out0 is the written region of the new version
+        return [f"out{k}[{at}] = x{r}" for k, r in enumerate(roots)]
+
+    if spec.rank and _slow_path_instrs(comp, spec, roots, set()):
+        return _render_blocked_loop(comp, spec, idx, stores, roots)
+    body = _body(comp, spec, idx, set()) + stores(idx)
     return _indent(_nest(list(range(spec.rank)), "i", True), 1) + _indent(body, spec.rank + 1)
 
 
 def _stored(comp: Module, o: int) -> int:
     ins = comp.instrs[o]
     return ins.operands[1] if ins.opcode == "update" else o
+
+
+def _render_blocked_loop(comp: Module, spec: Spec, idx: list[str], stores, roots) -> list[str]:
+    """The innermost dim in blocks of BLOCK (see `_vector_block`); a 1-d loop runs its
+    blocks in parallel SUPERBLOCK elements at a time (one set of buffers per superblock)."""
+    last = spec.rank - 1
+    bufs = _block_buffers(comp, spec, roots, set())
+    block = _vector_block(comp, spec, idx, last, "qb", f"min({BLOCK}, n{last} - qb)", set(),
+                          roots, stores)
+    if spec.rank == 1:
+        lines = [f"for qs in prange((n0 + {SUPERBLOCK - 1}) // {SUPERBLOCK}):",
+                 *_indent(bufs, 1),
+                 (f"    for qb in range(qs * {SUPERBLOCK}, min(n0, (qs + 1) * {SUPERBLOCK}), "
+                  f"{BLOCK}):"),
+                 *_indent(block, 2)]
+        return _indent(lines, 1)
+    nest = _nest(list(range(last)), "i", True)  # buffers once per outermost iteration
+    lines = [nest[0], *_indent(bufs, 1), *nest[1:],
+             *_indent([f"for qb in range(0, n{last}, {BLOCK}):", *_indent(block, 1)], last)]
+    return _indent(lines, 1)
 
 
 def partial_mode(spec: Spec) -> bool:
@@ -238,23 +371,26 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
     epi_alias: set[int] = set()
 
-    blocked = any("_h.exp(" in line for line in body)
+    blocked = any(m in line for line in body for m in _VECTOR_MATH)
 
     def lanes(d: int, lo: str, hi: str) -> list[str]:
         """The innermost reduced loop with 4 independent accumulators (fixed order, so still
         deterministic): the add chain no longer waits on one register.
 
-        A body with vectorizable math (exp) runs in blocks of BLOCK: first the values of a
-        block into a small buffer (a loop without a reduction, which LLVM vectorizes), then
-        the 4 lanes over the buffer -- the same additions in the same order."""
+        A body with vectorizable math (exp, expm1, log, log1p, sin, cos) runs in blocks of BLOCK: first the
+        values of a block into a small buffer (a loop without a reduction, which LLVM
+        vectorizes; sin and cos in the passes of `_vector_block`), then the 4 lanes over the
+        buffer -- the same additions in the same order."""
         out = [f"acc{k}_{j} = init{k}" for k in range(len(reds)) for j in (1, 2, 3)]
         if blocked:
+            roots = [comp.instrs[r].operands[0] for r in reds]
             out += [f"buf{k} = np.empty({BLOCK}, {acc_t[k]})" for k in range(len(reds))]
+            out += _block_buffers(comp, spec, roots, epi)
             out.append(f"for qb in range({lo}, {hi} - {BLOCK - 1}, {BLOCK}):")
-            out.append(f"    for jj in range({BLOCK}):")
-            out += [f"        i{d} = qb + jj", *_indent(body, 2)]
-            out += [f"        buf{k}[jj] = x{comp.instrs[r].operands[0]}"
-                    for k, r in enumerate(reds)]
+            out += _indent(_vector_block(comp, spec, idx, d, "qb", str(BLOCK), epi, roots,
+                                         lambda _: [f"buf{k}[jj] = x{o}"
+                                                    for k, o in enumerate(roots)]),
+                           1)
             out.append(f"    for jj in range(0, {BLOCK}, 4):")
             for j in range(4):
                 out += [f"        acc{k}{f'_{j}' if j else ''} = {acc_t[k]}("
