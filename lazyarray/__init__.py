@@ -129,7 +129,8 @@ def cache_info() -> dict:
     """Counters: hits, misses (in-memory kernel cache), compiles, disk_hits, disk_writes,
     kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
     updates_copied, library_calls, eager_ops, gathered (dask backend: instructions run
-    gathered in one task)."""
+    gathered in one task), fp_rechecks (fusions re-run on NumPy's loops because a kernel
+    met a possible floating-point error while NumPy's error state warns)."""
     return _stats.snapshot()
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from lazyarray import config, engine, stats
 from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant
+from lazyarray.ir import fpstate
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, strided_view
 
@@ -128,7 +129,7 @@ class ufunc:
             values = _tiny_values(args)
             if values is not None:  # tiny, computed inputs: NumPy's own call, right now
                 stats.bump("eager_ops")
-                res = self._np(*values)
+                res = fpstate.eager(self._np, *values)
                 return tuple(map(_eager, res)) if self.nout > 1 else _eager(res)
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional "

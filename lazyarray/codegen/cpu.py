@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 3
+CODEGEN_VERSION = 4  # 4: kernels return a count of possible floating-point events
 
 
 class Unsupported(Exception):
@@ -92,6 +92,61 @@ def _epilogue(comp: Module) -> set[int]:
     return epi
 
 
+# ops that never raise a floating-point flag (exact, or NaN in -> NaN out quietly)
+_FP_QUIET = {"negative", "positive", "absolute", "fabs", "conjugate", "floor", "ceil", "trunc",
+             "rint", "maximum", "minimum", "fmax", "fmin", "copysign", "sign", "clip",
+             "select", "isnan", "isinf", "isfinite", "signbit"}
+_INT_DIVISIONS = {"floor_divide", "remainder", "fmod"}
+_CAST_RANGE = {"int64": (-2.0 ** 63, 2.0 ** 63), "uint64": (-2.0 ** 63, 2.0 ** 64),
+               "uint32": (-2.0 ** 63, 2.0 ** 63)}  # smaller targets: the int32 range
+
+
+def _precision(dtype: np.dtype) -> int:
+    return dtype.itemsize // (2 if dtype.kind == "c" else 1)
+
+
+def _nonfinite(x: str) -> str:
+    return f"(({x} - {x}) != ({x} - {x}))"  # inf - inf and NaN - NaN are NaN: no call, no branch
+
+
+def fp_check(comp: Module, i: int) -> str | None:
+    """A condition, true where instruction i may have raised a floating-point flag NumPy
+    reports (divide by zero, overflow, invalid; runtime/fpstate re-runs the fusion on NumPy to
+    know exactly): a superset, never a miss. None when the instruction cannot raise one.
+
+    A float or complex result that is inf or NaN while no operand is NaN (NaN in, NaN out
+    raises nothing; inf - inf does); an integer division or remainder by zero (or
+    MIN // -1); a float-to-integer cast out of range."""
+    ins = comp.instrs[i]
+    if not ins.is_elementwise or ins.opcode in _FP_QUIET or ins.dtype.kind == "b":
+        return None
+    x = f"x{i}"
+    if ins.opcode == "convert":
+        src = comp.instrs[ins.operands[0]].dtype
+        if src.kind not in "fc" or (ins.dtype.kind in "fc" and _precision(ins.dtype)
+                                    >= _precision(src)):
+            return None  # integer sources and widening casts never raise
+        if ins.dtype.kind in "iu":
+            lo, hi = _CAST_RANGE.get(ins.dtype.name, (-2.0 ** 31, 2.0 ** 31))
+            v = f"x{ins.operands[0]}" + (".real" if src.kind == "c" else "")
+            return f"(not ({lo!r} <= {v} < {hi!r}))"
+    if ins.dtype.kind in "iu":
+        if ins.opcode in _INT_DIVISIONS:
+            a, b = (f"x{o}" for o in ins.operands)
+            if ins.opcode == "floor_divide" and ins.dtype.kind == "i":
+                low = int(np.iinfo(ins.dtype).min)
+                return f"(({b} == 0) | (({b} == -1) & ({a} == {low})))"
+            return f"({b} == 0)"
+        if ins.opcode == "reciprocal":
+            return f"(x{ins.operands[0]} == 0)"
+        return None
+    if ins.dtype.kind not in "fc":
+        return None
+    quiet = [f"(x{o} == x{o})" for o in dict.fromkeys(ins.operands)
+             if comp.instrs[o].dtype.kind in "fc"]
+    return " & ".join([_nonfinite(x), *quiet])
+
+
 def _scalar_loads(spec: Spec) -> list[str]:
     """Loads that index nothing are hoisted out of every loop."""
     k = 0
@@ -113,7 +168,13 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int]) -> list[str]
     for i, ins in enumerate(comp.instrs):
         if ins.is_elementwise and i not in skip:
             lines.append(f"x{i} = {_expr(comp, i)}")
+            lines += _fp_line(comp, i)
     return lines
+
+
+def _fp_line(comp: Module, i: int) -> list[str]:
+    check = fp_check(comp, i)
+    return [] if check is None else [f"fpf |= {check}"]
 
 
 def _signature(comp: Module, spec: Spec) -> list[str]:
@@ -131,6 +192,13 @@ def _signature(comp: Module, spec: Spec) -> list[str]:
     return params
 
 
+def _reduce_may_raise(comp: Module, r: int) -> bool:
+    """A float sum or product may overflow (or meet inf - inf): its result is checked (a NaN
+    or inf among its inputs also counts; the interpreter then decides)."""
+    ins = comp.instrs[r]
+    return ins.attr("to_apply") in ("add", "multiply") and ins.dtype.kind in "fc"
+
+
 def _reductions(comp: Module) -> list[int]:
     return [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"]
 
@@ -145,7 +213,7 @@ BLOCK = 64  # elements per block of a reduction whose body LLVM can vectorize
 def render(comp: Module, spec: Spec) -> str:
     """Python source defining `kernel(...)` for this fusion and launch layout."""
     _check(comp)
-    head = [f"def kernel({', '.join(_signature(comp, spec))}):"]
+    head = [f"def kernel({', '.join(_signature(comp, spec))}):", "    fpe = 0", "    fpf = False"]
     head += _indent(_scalar_loads(spec), 1)
     idx = [f"i{d}" for d in range(spec.rank)]
     if spec.kind == "loop":
@@ -156,7 +224,25 @@ def render(comp: Module, spec: Spec) -> str:
         src = head + _render_scan(comp, spec, idx)
     else:
         src = head + _render_argreduce(comp, spec, idx)
-    return "\n".join(src) + "\n"
+    src += ["    fpe += fpf", "    return fpe  # how many places may have raised a floating-point flag"]
+    return "\n".join(_fp_scopes(src)) + "\n"
+
+
+def _fp_scopes(lines: list[str]) -> list[str]:
+    """Numba allows one update of a parallel loop's reduction variable per iteration: inside
+    each `prange` loop the checks OR into a private `fpp`, added to `fpe` once at the end of
+    the iteration; outside, into `fpf`."""
+    out: list[str] = []
+    open_at: list[int] = []  # indentation of the prange loops being closed
+    for line in lines:
+        ind = len(line) - len(line.lstrip())
+        while open_at and ind <= open_at[-1]:
+            out.append(" " * (open_at.pop() + 4) + "fpe += fpp")
+        out.append(line.replace("fpf |= ", "fpp |= ", 1) if open_at else line)
+        if line.lstrip().startswith("for ") and "prange(" in line:
+            open_at.append(ind)
+            out.append(" " * (ind + 4) + "fpp = False")
+    return out
 
 
 def _nest(dims: list[int], var: str, parallel: bool) -> list[str]:
@@ -244,6 +330,7 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
     def finish(at: str) -> list[str]:
         lines = [f"x{r} = acc{k}" for k, r in enumerate(reds)]
+        lines += [f"fpf |= {_nonfinite(f'x{r}')}" for r in reds if _reduce_may_raise(comp, r)]
         for i in range(len(comp.instrs)):  # reshapes of results are aliases; then the epilogue
             ins = comp.instrs[i]
             if ins.opcode == "reshape" and (comp.instrs[ins.operands[0]].opcode == "reduce"
@@ -252,6 +339,7 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
                 lines.append(f"x{i} = x{ins.operands[0]}")
             elif i in epi:
                 lines.append(f"x{i} = {_expr(comp, i)}")
+                lines += _fp_line(comp, i)
         return lines + [f"out{j}[{at}] = x{o}" for j, o in enumerate(comp.outputs)]
 
     if not partial:  # every output element owns its accumulators: one pass, parallel over dim 0
@@ -316,7 +404,8 @@ def _render_scan(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     scan = (["acc = init0", f"for i{last} in range(n{last}):"]
             + _indent(body, 1)
             + [f"    acc = {acc_t}({rdef.combine.format('acc', f'x{rins.operands[0]}')})",
-               f"    out0[{at}] = acc"])
+               f"    out0[{at}] = acc"]
+            + ([f"    fpf |= {_nonfinite('acc')}"] if _reduce_may_raise(comp, root) else []))
     lines = [("    " * d) + f"for i{d} in {'prange' if d == 0 else 'range'}(n{d}):"
              for d in range(last)]
     return _indent(lines, 1) + _indent(scan, last + 1)

@@ -22,6 +22,7 @@ import numpy as np
 from lazyarray import config, stats
 from lazyarray.runtime import background
 from lazyarray.codegen.cpu import CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode, render
+from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ir.text import print_computation
@@ -294,7 +295,7 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
     kernel = p.kernel
     before = len(kernel.overloads)
     try:
-        kernel(*args)  # the specialization the first launch built (operand layouts match)
+        flagged = kernel(*args)  # the specialization the first launch built (layouts match)
         if len(kernel.overloads) != before:  # another one (a read-only flag differs, ...)
             stats.bump("compiles")
         stats.bump("kernels_launched")
@@ -303,9 +304,24 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
         if value_error is not None:
             raise value_error from None
         raise
+    if flagged:
+        _report(ins.value, operands)
     if record is not None:
         record.seconds = time.perf_counter() - t0
     return results
+
+
+def _report(comp: Module, operands: list) -> None:
+    """A kernel counted possible floating-point events: when the evaluation records NumPy's
+    warnings, re-run the fusion on NumPy's loops to learn exactly which (values discarded)."""
+    if fpstate.active() is not None:
+        stats.bump("fp_rechecks")
+        interpret(comp, operands, report=True)
+
+
+def _interpret(comp: Module, operands: list) -> list:
+    """The interpreter in place of a kernel, reporting floating-point warnings as NumPy would."""
+    return interpret(comp, operands, report=True)
 
 
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
@@ -346,7 +362,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
                 hit: bool, lkey: tuple | None, serial: bool = False, donors: tuple = ()) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
-        return interpret(comp, operands)
+        return _interpret(comp, operands)
     stats.bump("hits" if hit else "misses")
     results, head, tail = _kernel_args(comp, launch)
     if entry.kernel is None and config.get().background_compile:
@@ -356,13 +372,15 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
                                                diskcache.cache_dir())
         if not entry.building.done.is_set():  # not ready: the interpreter answers meanwhile
             stats.bump("background_interpreted")
-            return interpret(comp, operands)
+            return _interpret(comp, operands)
     fresh = [(a.shape, a.flat[0], a.dtype) for a in head[len(results):]]  # partials' inits
     if donors:
         _donate(results, head, operands, donors, _donor_candidates(comp, launch, operands))
     for attempt in (0, 1):
         try:
-            _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
+            flagged = _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
+            if flagged:
+                _report(comp, operands)
             p = None if lkey is None else _prepare(comp, launch, entry, results, head, fresh,
                                                    tail, operands, serial)
             if p is not None:
@@ -385,7 +403,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)
             entry.source, entry.reason = None, str(exc)
             stats.bump("fallbacks")
-            return interpret(comp, operands)
+            return _interpret(comp, operands)
 
 
 _VALUE_ERRORS = (ValueError, IndexError, ZeroDivisionError, FloatingPointError)
@@ -430,7 +448,9 @@ def _build(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
 _compile_lock = threading.Lock()  # threads launching one new kernel build it once
 
 
-def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False) -> None:
+def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False) -> int:
+    """Run the kernel (building it first if needed); returns its count of possible
+    floating-point events."""
     from lazyarray.backends import numba_cpu
 
     if entry.kernel is None:
@@ -443,10 +463,11 @@ def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = 
     work = math.prod(launch.sizes)
     t0 = time.perf_counter()
     chosen = parallel if work >= PARALLEL_MIN and not serial_only else serial
-    built = numba_cpu.launch(chosen, args)
+    built, flagged = numba_cpu.launch(chosen, args)
     if built:  # this launch compiled (or loaded) a specialization: count it as build time
         entry.compile_s += time.perf_counter() - t0
         entry.origin = built
+    return flagged
 
 
 _last_uses: dict[Module, list[int]] = {}  # module -> per instruction, its buffer's last reader
@@ -493,7 +514,8 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
         elif op == "dot":
             a, b = (vals[o] for o in ins.operands)
-            vals[i] = np.empty(ins.shape, ins.dtype) if dry else np.asarray(np.matmul(a, b))
+            vals[i] = np.empty(ins.shape, ins.dtype) if dry else np.asarray(
+                fpstate.call(np.matmul, a, b))
             if not dry:
                 stats.bump("library_calls")
         elif op == "update":
