@@ -111,9 +111,11 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
     Floating-point warnings NumPy would give (np.errstate "warn") are issued afterwards, once
     each, at the user's line that forced the evaluation."""
     with fpstate.recording() as rec:
-        _materialize(nodes, host)
-    if rec is not None and rec.messages:
-        fpstate.emit(rec, forcing_frame())
+        try:
+            _materialize(nodes, host)
+        finally:  # what NumPy warned before an error it raised is still warned
+            if rec is not None and rec.messages:
+                fpstate.emit(rec, forcing_frame())
 
 
 def _materialize(nodes: list[Node], host: bool) -> None:

@@ -292,9 +292,11 @@ def _run(prog: _Program, leaves: list, values: list[np.ndarray]):
     if prog.module is not None:
         args = [values[k] if kind == "arg" else k for kind, k in prog.params]
         with fpstate.recording() as rec:
-            results = execute(prog.module, args)
-        if rec is not None and rec.messages:
-            fpstate.emit(rec, engine.forcing_frame())
+            try:
+                results = execute(prog.module, args)
+            finally:
+                if rec is not None and rec.messages:
+                    fpstate.emit(rec, engine.forcing_frame())
     out = []
     for kind, k in prog.outs:
         if kind == "node":

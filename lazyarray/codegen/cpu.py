@@ -165,14 +165,55 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int]) -> list[str]
         if dims is not None:
             lines.append(f"x{p} = a{k}[{', '.join(idx[d] for d in dims)}]")
             k += 1
-    for i, ins in enumerate(comp.instrs):
-        if ins.is_elementwise and i not in skip:
-            lines.append(f"x{i} = {_expr(comp, i)}")
-            lines += _fp_line(comp, i)
+    sure = _reaches_accumulator(comp)
+    here = [i for i, ins in enumerate(comp.instrs) if ins.is_elementwise and i not in skip]
+    roots = [o for o in comp.outputs if o in here and comp.instrs[o].dtype.kind in "fc"]
+    gated = _propagated(comp, roots) - sure
+    checks, gated_checks = [], []
+    for i in here:
+        lines.append(f"x{i} = {_expr(comp, i)}")
+        (gated_checks if i in gated else checks).extend(_fp_line(comp, i, sure))
+    conds = [c[len("fpf |= "):] for c in checks]
+    if gated_checks:  # exact checks only where an output is not finite (a rare branch)
+        outs = " | ".join(_nonfinite(f"x{o}") for o in roots)
+        inner = " | ".join(f"({c[len('fpf |= '):]})" for c in gated_checks)
+        conds.append(f"({outs}) and ({inner})")
+    if conds:  # one update per body: a loop with one reduction statement vectorizes best
+        lines.append("fpf |= " + (conds[0] if len(conds) == 1 else
+                                  " | ".join(f"({c})" for c in conds)))
     return lines
 
 
-def _fp_line(comp: Module, i: int) -> list[str]:
+# ops whose result is inf or NaN whenever the operand at these positions is (inf - inf, inf * 0
+# are NaN: still not finite)
+_PROPAGATE = {"add": (0, 1), "subtract": (0, 1), "multiply": (0, 1), "divide": (0,),
+              "negative": (0,), "positive": (0,), "absolute": (0,), "fabs": (0,),
+              "square": (0,), "sqrt": (0,), "convert": (0,), "reshape": (0,)}
+
+
+def _propagated(comp: Module, seeds) -> set[int]:
+    """`seeds` and the instructions whose inf or NaN surely reaches one of them."""
+    sure: set[int] = set(seeds)
+    for i in range(len(comp.instrs) - 1, -1, -1):
+        ins = comp.instrs[i]
+        if i in sure and ins.opcode in _PROPAGATE and (
+                ins.opcode != "convert" or ins.dtype.kind in "fc"):
+            sure.update(o for k, o in enumerate(ins.operands) if k in _PROPAGATE[ins.opcode]
+                        and comp.instrs[o].dtype.kind in "fc")
+    return sure
+
+
+def _reaches_accumulator(comp: Module) -> set[int]:
+    """Instructions whose inf or NaN surely makes a checked sum or product (or scan) not
+    finite: their per-element check is redundant with the check of the accumulated result,
+    so the reduction's inner loop stays lean."""
+    return _propagated(comp, [ins.operands[0] for i, ins in enumerate(comp.instrs)
+                              if ins.opcode in ("reduce", "scan") and _reduce_may_raise(comp, i)])
+
+
+def _fp_line(comp: Module, i: int, sure: set[int]) -> list[str]:
+    if i in sure:
+        return []
     check = fp_check(comp, i)
     return [] if check is None else [f"fpf |= {check}"]
 
@@ -233,15 +274,27 @@ def _fp_scopes(lines: list[str]) -> list[str]:
     each `prange` loop the checks OR into a private `fpp`, added to `fpe` once at the end of
     the iteration; outside, into `fpf`."""
     out: list[str] = []
-    open_at: list[int] = []  # indentation of the prange loops being closed
-    for line in lines:
+    open_at: list[int] = []  # indentation of the prange loop being closed
+    single = False  # its body has one check: added to `fpe` directly (no private flag)
+    for k, line in enumerate(lines):
         ind = len(line) - len(line.lstrip())
         while open_at and ind <= open_at[-1]:
-            out.append(" " * (open_at.pop() + 4) + "fpe += fpp")
-        out.append(line.replace("fpf |= ", "fpp |= ", 1) if open_at else line)
+            at = open_at.pop()
+            if not single:
+                out.append(" " * (at + 4) + "fpe += fpp")
+        if open_at and line.lstrip().startswith("fpf |= "):
+            line = line.replace("fpf |= ", "fpe += " if single else "fpp |= ", 1)
+        out.append(line)
         if line.lstrip().startswith("for ") and "prange(" in line:
             open_at.append(ind)
-            out.append(" " * (ind + 4) + "fpp = False")
+            body = []
+            for rest in lines[k + 1:]:
+                if len(rest) - len(rest.lstrip()) <= ind:
+                    break
+                body.append(rest)
+            single = sum(b.lstrip().startswith("fpf |= ") for b in body) <= 1
+            if not single:
+                out.append(" " * (ind + 4) + "fpp = False")
     return out
 
 
@@ -330,7 +383,8 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
     def finish(at: str) -> list[str]:
         lines = [f"x{r} = acc{k}" for k, r in enumerate(reds)]
-        lines += [f"fpf |= {_nonfinite(f'x{r}')}" for r in reds if _reduce_may_raise(comp, r)]
+        lines += [f"fpf |= {_nonfinite(f'{np_type(comp.instrs[r].dtype)}(x{r})')}"
+                  for r in reds if _reduce_may_raise(comp, r)]
         for i in range(len(comp.instrs)):  # reshapes of results are aliases; then the epilogue
             ins = comp.instrs[i]
             if ins.opcode == "reshape" and (comp.instrs[ins.operands[0]].opcode == "reduce"
@@ -339,7 +393,7 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
                 lines.append(f"x{i} = x{ins.operands[0]}")
             elif i in epi:
                 lines.append(f"x{i} = {_expr(comp, i)}")
-                lines += _fp_line(comp, i)
+                lines += _fp_line(comp, i, set())
         return lines + [f"out{j}[{at}] = x{o}" for j, o in enumerate(comp.outputs)]
 
     if not partial:  # every output element owns its accumulators: one pass, parallel over dim 0

@@ -108,9 +108,10 @@ def eager(fn, *args):
         _EXTOBJ.reset(token)
         token = None
         rec = Recorder(warn)
-        result = retry(rec, exc, fn, *args)
-        emit(rec)
-        return result
+        try:
+            return retry(rec, exc, fn, *args)
+        finally:
+            emit(rec)
     finally:
         if token is not None:
             _EXTOBJ.reset(token)
