@@ -29,9 +29,16 @@ _lock = threading.Lock()
 
 def _write_atomic(path: str, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:  # an error or ^C: never leave a partial file behind
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def import_source(name: str, path: str, text: str):
