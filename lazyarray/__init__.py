@@ -143,7 +143,9 @@ def cache_info() -> dict:
     kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
     updates_copied (writes into the old buffer / into a new version), updates_fused (writes
     stored by the kernel computing their value), buffers_donated, library_calls, eager_ops,
-    gathered (dask backend: instructions run gathered in one task)."""
+    gathered (dask backend: instructions run gathered in one task), fp_rechecks (fusions
+    re-run on NumPy's loops because a kernel met a possible floating-point error while
+    NumPy's error state warns)."""
     return _stats.snapshot()
 
 

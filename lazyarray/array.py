@@ -18,6 +18,7 @@ import numpy as np
 from lazyarray import config, engine, stats
 from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf
+from lazyarray.ir import fpstate
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, strided_view
 
@@ -137,14 +138,14 @@ class ufunc:
                     v = _small(args[0])
                 if v is not None and v.size < _options().eager_limit:
                     _counters["eager_ops"] += 1
-                    res = self._np(v)  # an ndarray, or a NumPy scalar for 0-d
+                    res = self._np(v)  # an ndarray, or a NumPy scalar for 0-d (see _binary)
                     a = _new_array(Array)
                     a._val, a._st, a._chain, a._proxy, a._base = res, None, (), None, None
                     return a
             values = _tiny_values(args)
             if values is not None:  # tiny, computed inputs: NumPy's own call, right now
                 _counters["eager_ops"] += 1
-                res = self._np(*values)
+                res = self._np(*values)  # under the caller's error state (see _binary)
                 return tuple(map(_eager, res)) if self.nout > 1 else _eager(res)
         return self._call(*args, **kwargs)
 
@@ -271,8 +272,11 @@ def _binary(name: str, py_op, reflected: bool = False):
             w = other if t is float or t is int else _small(other) if t is Array else None
             if w is not None and v.size < _options().eager_limit:
                 _counters["eager_ops"] += 1
-                res = py_op(w, v) if reflected else py_op(v, w)  # NumPy's operator: its scalar
-                # arithmetic for NumPy scalars costs a tenth of the ufunc call
+                # NumPy's operator (its scalar arithmetic for NumPy scalars costs a tenth of
+                # the ufunc call), under the caller's error state: NumPy warns, raises or
+                # ignores as it would (a warning names this line, not the caller's: finding
+                # the caller's would cost as much as the operation; docs/semantics.md)
+                res = py_op(w, v) if reflected else py_op(v, w)
                 a = _new_array(Array)
                 a._val, a._st, a._chain, a._proxy, a._base = res, None, (), None, None
                 return a

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextvars
 import linecache
 import math
-import os
 import sys
 import threading
 import time
@@ -20,6 +19,7 @@ import numpy as np
 
 from lazyarray import config, debug, stats
 from lazyarray.graph.node import Node, toposort
+from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import evaluate
 from lazyarray.ir.lower import lower
@@ -47,7 +47,7 @@ def optimize(module: Module) -> Module:
     return plan
 
 
-STRICT_ERRSTATE = ("raise", "call", "log")
+STRICT_ERRSTATE = ("raise", "call", "log", "print")  # modes only NumPy's own loops honour
 # the jit trace in progress (lazyarray.jit): refuses to compute the values it traces
 TRACING: contextvars.ContextVar = contextvars.ContextVar("lazyarray_tracing", default=None)
 
@@ -64,8 +64,8 @@ def _use_interpreter(nodes: list[Node]) -> bool:
     o = config.get()
     if o.backend == "numpy":
         return True
-    if any(v in STRICT_ERRSTATE for v in np.geterr().values()):
-        return True  # np.errstate(...="raise"): NumPy's own loops report, kernels cannot
+    if not fpstate.compiled_ok():
+        return True  # np.errstate(...="raise"), under="warn": NumPy's own loops report
     if any(not n.on_host for n in nodes if n.op == "buffer"):
         return False  # small work on GPU-resident data stays there (no transfer)
     threshold = o.eager_threshold
@@ -82,16 +82,26 @@ def interpret_graph(order: list[Node], roots: list[Node]) -> list[np.ndarray]:
         uses[id(r)] = uses.get(id(r), 0) + 1
     vals: dict[int, np.ndarray] = {}
     memo: dict = {}  # multi-result library calls: run once
-    for n in order:  # under the caller's np.errstate: NumPy warns or raises as it would
-        if n.op in ("buffer", "constant"):
-            vals[id(n)] = n.value
-            continue
-        vals[id(n)] = evaluate(n, [vals[id(s)] for s in n.srcs], memo,
-                               tuple(id(s) for s in n.srcs))
-        for s in n.srcs:  # free each intermediate at its last use
-            uses[id(s)] -= 1
-            if not uses[id(s)]:
-                del vals[id(s)]
+    # under the caller's np.errstate: NumPy raises (calls, logs) as it would; the categories
+    # that warn raise here, to be recorded (fpstate) and issued at the user's line
+    rec = fpstate.active()
+    with np.errstate(**(rec.raising if rec is not None else {})):
+        for n in order:
+            if n.op in ("buffer", "constant"):
+                vals[id(n)] = n.value
+                continue
+            xs = [vals[id(s)] for s in n.srcs]
+            srcs = tuple(id(s) for s in n.srcs)
+            try:
+                vals[id(n)] = evaluate(n, xs, memo, srcs)
+            except FloatingPointError as exc:
+                if rec is None:
+                    raise
+                vals[id(n)] = fpstate.retry(rec, exc, evaluate, n, xs, memo, srcs)
+            for s in n.srcs:  # free each intermediate at its last use
+                uses[id(s)] -= 1
+                if not uses[id(s)]:
+                    del vals[id(s)]
     return [vals[id(r)] for r in roots]
 
 
@@ -99,7 +109,19 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
     """Compute every pending node in `nodes` in one pass and turn each into a buffer leaf.
 
     `host`: compute on the host even if inputs live on the GPU (a view being observed: its
-    base is fetched once, then NumPy applies the view)."""
+    base is fetched once, then NumPy applies the view).
+
+    Floating-point warnings NumPy would give (np.errstate "warn") are issued afterwards, once
+    each, at the user's line that forced the evaluation."""
+    with fpstate.recording() as rec:
+        try:
+            _materialize(nodes, host)
+        finally:  # what NumPy warned before an error it raised is still warned
+            if rec is not None and rec.messages:
+                fpstate.emit(rec, forcing_frame())
+
+
+def _materialize(nodes: list[Node], host: bool) -> None:
     global _last
     with _lock:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
@@ -202,12 +224,16 @@ def _sole_buffers(order: list[Node]) -> set[int]:
     return {k for k, c in counts.items() if c == _IDLE}
 
 
+def forcing_frame():
+    """The innermost frame outside lazyarray and NumPy: the user's code forcing an evaluation
+    (None if there is none)."""
+    return fpstate.user_frame()
+
+
 def forcing_line() -> str:
     """Where user code forced the current evaluation: the innermost frame outside lazyarray
     and NumPy, as "file:line in function: source"."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_INTERNAL):
-        f = f.f_back
+    f = forcing_frame()
     if f is None:
         return "<unknown>"
     code = f.f_code
@@ -216,7 +242,6 @@ def forcing_line() -> str:
 
 
 _IDLE = _idle_refs()
-_INTERNAL = tuple(os.path.dirname(m.__file__) + os.sep for m in (np, config))
 
 
 def _dask_backend(order: list[Node]):
@@ -274,7 +299,7 @@ class Report:
         what = "plan" if self.planned else f"evaluation ({self.seconds * 1e3:.3f} ms)"
         lines = [f"== {what}, forced at {self.forced_at} =="]
         if self.interpreted:
-            lines.append("(below the eager threshold, numpy backend or errstate='raise': "
+            lines.append("(below the eager threshold, numpy backend or a strict errstate: "
                          "runs on the interpreter, no kernels)")
             if self.before is not None:
                 lines += ["== HLO ==", self.hlo_before]

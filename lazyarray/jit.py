@@ -30,6 +30,7 @@ import numpy as np
 from lazyarray import config, engine, stats
 from lazyarray.array import Array
 from lazyarray.graph.node import Node, buffer, toposort
+from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.lower import lower
 from lazyarray.runtime.executor import execute
@@ -246,11 +247,8 @@ class Jitted:
 
 
 def _strict() -> bool:
-    """np.errstate(...="raise"): NumPy's own loops must run to report."""
-    return not _STRICT.isdisjoint(np.geterr().values())
-
-
-_STRICT = frozenset(engine.STRICT_ERRSTATE)
+    """np.errstate(...="raise"), under="warn", ...: NumPy's own loops must run to report."""
+    return not fpstate.compiled_ok()
 
 
 def _hashable(v, where):
@@ -293,7 +291,12 @@ def _run(prog: _Program, leaves: list, values: list[np.ndarray]):
     results = []
     if prog.module is not None:
         args = [values[k] if kind == "arg" else k for kind, k in prog.params]
-        results = execute(prog.module, args)
+        with fpstate.recording() as rec:
+            try:
+                results = execute(prog.module, args)
+            finally:
+                if rec is not None and rec.messages:
+                    fpstate.emit(rec, engine.forcing_frame())
     out = []
     for kind, k in prog.outs:
         if kind == "node":

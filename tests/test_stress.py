@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import glob
 import threading
 import tracemalloc
 import weakref
@@ -22,14 +23,18 @@ def _program(seed: int):
     return lazy, ref
 
 
-@pytest.mark.parametrize("threshold", [0, 10**9], ids=["compiled", "interp"])
-def test_many_threads_build_and_evaluate(threshold):
+@pytest.mark.parametrize("threshold, rounds", [
+    (0, 25), (10**9, 25),
+    pytest.param(0, 250, marks=pytest.mark.slow), pytest.param(10**9, 250, marks=pytest.mark.slow),
+], ids=["compiled", "interp", "compiled-long", "interp-long"])
+def test_many_threads_build_and_evaluate(threshold, rounds):
+    """8 threads x `rounds` programs of 4 results each (long: 8 x 250 x 4 = 8,000 results)."""
     errors: list[BaseException] = []
 
     def worker(k: int):
         try:
             with la.options(eager_threshold=threshold):
-                for i in range(25):
+                for i in range(rounds):
                     lazy, ref = _program(k * 1000 + i)
                     if i % 2:
                         la.evaluate(*lazy)
@@ -139,3 +144,57 @@ def test_kernel_that_fails_to_compile_falls_back(monkeypatch, caplog):
     assert la.cache_info()["fallbacks"] >= 1
     assert "failed" in caplog.text
     la.cache_clear()
+
+
+def _interrupted_then_fine(monkeypatch, tmp_path, patch):
+    """Evaluate with `patch` raising KeyboardInterrupt mid-compile, then without it: the
+    interrupt reaches the user, and the next evaluation compiles and is right."""
+    a = np.linspace(0, 1, 5000)
+    with la.options(cache_dir=str(tmp_path), eager_threshold=0):
+        la.cache_clear()
+        x = la.asarray(a)
+        with monkeypatch.context() as m:
+            patch(m)
+            with pytest.raises(KeyboardInterrupt):
+                np.asarray(la.cos(x) * 3 - x)
+        assert not glob.glob(str(tmp_path / "*" / "*.tmp"))  # no partial file left
+        for f in glob.glob(str(tmp_path / "*" / "lazyarray_kernel_*.py")):
+            with open(f) as fh:  # any kernel file present is whole
+                assert "def kernel_serial(" in fh.read()
+        before = la.cache_info()
+        got = np.asarray(la.cos(x) * 3 - x)
+        after = la.cache_info()
+    np.testing.assert_allclose(got, np.cos(a) * 3 - a, rtol=1e-12)
+    assert after["fallbacks"] == before["fallbacks"]  # compiled, not interpreted
+    assert after["compiles"] + after["disk_hits"] > before["compiles"] + before["disk_hits"]
+    la.cache_clear()
+
+
+def test_interrupt_while_writing_the_kernel_file(monkeypatch, tmp_path):
+    from lazyarray.backends import numba_cpu
+
+    def replace(*args):
+        raise KeyboardInterrupt
+
+    _interrupted_then_fine(monkeypatch, tmp_path,
+                           lambda m: m.setattr(numba_cpu.os, "replace", replace))
+
+
+def test_interrupt_while_numba_compiles(monkeypatch, tmp_path):
+    from lazyarray.backends import numba_cpu
+
+    def compiling(*args):
+        raise KeyboardInterrupt
+
+    _interrupted_then_fine(monkeypatch, tmp_path,
+                           lambda m: m.setattr(numba_cpu, "_counted_call", compiling))
+
+
+def test_interrupt_while_importing_the_kernel(monkeypatch, tmp_path):
+    from lazyarray.backends import numba_cpu
+
+    def compile_kernel(*args):
+        raise KeyboardInterrupt
+
+    _interrupted_then_fine(monkeypatch, tmp_path,
+                           lambda m: m.setattr(numba_cpu, "compile_kernel", compile_kernel))

@@ -29,9 +29,16 @@ _lock = threading.Lock()
 
 def _write_atomic(path: str, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:  # an error or ^C: never leave a partial file behind
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def import_source(name: str, path: str, text: str):
@@ -72,32 +79,32 @@ def compile_kernel(key: str, source: str, cache_dir: str):
 _first_call = threading.Lock()
 
 
-def launch(kernel, args) -> str:
-    """Run `kernel(*args)`; returns "compiled" or "disk" when this call built a specialization,
-    else "". A first call compiles: one thread does it, the others wait (exact counts)."""
+def launch(kernel, args) -> tuple[str, int]:
+    """Run `kernel(*args)`; returns ("compiled" or "disk" when this call built a specialization,
+    else "", the kernel's count of possible floating-point events). A first call compiles: one
+    thread does it, the others wait (exact counts)."""
     types = tuple(a.flags.c_contiguous + 2 * a.flags.writeable if isinstance(a, np.ndarray)
                   else type(a) for a in args)
     known = _seen.setdefault(kernel, set())
     stats.bump("kernels_launched")
     if types in known:  # a specialization this process already has: no bookkeeping
-        kernel(*args)
-        return ""
+        return "", kernel(*args)
     with _first_call:
         return _counted_call(kernel, args, known, types)
 
 
-def _counted_call(kernel, args, known: set, types: tuple) -> str:
+def _counted_call(kernel, args, known: set, types: tuple) -> tuple[str, int]:
     before = len(kernel.overloads)
     hits = sum(kernel.stats.cache_hits.values())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
-        kernel(*args)
+        flagged = kernel(*args)
     known.add(types)
     if len(kernel.overloads) > before:  # a new specialization: loaded from disk, or compiled
         disk = sum(kernel.stats.cache_hits.values()) > hits
         stats.bump("disk_hits" if disk else "compiles")
-        return "disk" if disk else "compiled"
-    return ""
+        return ("disk" if disk else "compiled"), flagged
+    return "", flagged
 
 
 def build(kernel, args) -> str:

@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 6
+CODEGEN_VERSION = 7  # 7: kernels also return a count of possible floating-point events
 
 
 class Unsupported(Exception):
@@ -106,6 +106,61 @@ def _epilogue(comp: Module) -> set[int]:
     return epi
 
 
+# ops that never raise a floating-point flag (exact, or NaN in -> NaN out quietly)
+_FP_QUIET = {"negative", "positive", "absolute", "fabs", "conjugate", "floor", "ceil", "trunc",
+             "rint", "maximum", "minimum", "fmax", "fmin", "copysign", "sign", "clip",
+             "select", "isnan", "isinf", "isfinite", "signbit"}
+_INT_DIVISIONS = {"floor_divide", "remainder", "fmod"}
+_CAST_RANGE = {"int64": (-2.0 ** 63, 2.0 ** 63), "uint64": (-2.0 ** 63, 2.0 ** 64),
+               "uint32": (-2.0 ** 63, 2.0 ** 63)}  # smaller targets: the int32 range
+
+
+def _precision(dtype: np.dtype) -> int:
+    return dtype.itemsize // (2 if dtype.kind == "c" else 1)
+
+
+def _nonfinite(x: str) -> str:
+    return f"(({x} - {x}) != ({x} - {x}))"  # inf - inf and NaN - NaN are NaN: no call, no branch
+
+
+def fp_check(comp: Module, i: int) -> str | None:
+    """A condition, true where instruction i may have raised a floating-point flag NumPy
+    reports (divide by zero, overflow, invalid; runtime/fpstate re-runs the fusion on NumPy to
+    know exactly): a superset, never a miss. None when the instruction cannot raise one.
+
+    A float or complex result that is inf or NaN while no operand is NaN (NaN in, NaN out
+    raises nothing; inf - inf does); an integer division or remainder by zero (or
+    MIN // -1); a float-to-integer cast out of range."""
+    ins = comp.instrs[i]
+    if not ins.is_elementwise or ins.opcode in _FP_QUIET or ins.dtype.kind == "b":
+        return None
+    x = f"x{i}"
+    if ins.opcode == "convert":
+        src = comp.instrs[ins.operands[0]].dtype
+        if src.kind not in "fc" or (ins.dtype.kind in "fc" and _precision(ins.dtype)
+                                    >= _precision(src)):
+            return None  # integer sources and widening casts never raise
+        if ins.dtype.kind in "iu":
+            lo, hi = _CAST_RANGE.get(ins.dtype.name, (-2.0 ** 31, 2.0 ** 31))
+            v = f"x{ins.operands[0]}" + (".real" if src.kind == "c" else "")
+            return f"(not ({lo!r} <= {v} < {hi!r}))"
+    if ins.dtype.kind in "iu":
+        if ins.opcode in _INT_DIVISIONS:
+            a, b = (f"x{o}" for o in ins.operands)
+            if ins.opcode == "floor_divide" and ins.dtype.kind == "i":
+                low = int(np.iinfo(ins.dtype).min)
+                return f"(({b} == 0) | (({b} == -1) & ({a} == {low})))"
+            return f"({b} == 0)"
+        if ins.opcode == "reciprocal":
+            return f"(x{ins.operands[0]} == 0)"
+        return None
+    if ins.dtype.kind not in "fc":
+        return None
+    quiet = [f"(x{o} == x{o})" for o in dict.fromkeys(ins.operands)
+             if comp.instrs[o].dtype.kind in "fc"]
+    return " & ".join([_nonfinite(x), *quiet])
+
+
 def _scalar_loads(spec: Spec) -> list[str]:
     """Loads that index nothing are hoisted out of every loop."""
     k = 0
@@ -119,9 +174,11 @@ def _scalar_loads(spec: Spec) -> list[str]:
 
 def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
           only: set[int] | None = None, fast: bool = False,
-          subst: dict[int, str] | None = None) -> list[str]:
+          subst: dict[int, str] | None = None, checks: bool = True,
+          aliases: dict[int, str] | None = None) -> list[str]:
     """Loads and elementwise instructions (those in `only`, when given; `subst` replaces an
-    instruction's expression, `fast` picks the `_SLOW_PATH` forms)."""
+    instruction's expression, `fast` picks the `_SLOW_PATH` forms, `aliases` names values an
+    earlier pass computed), and with `checks` the floating-point checks (`fpf |= ...`)."""
     lines = []
     k = 0
     for p, dims in spec.loads:
@@ -130,14 +187,33 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
                 lines.append(f"x{p} = a{k}[{', '.join(idx[d] for d in dims)}]")
             k += 1
     tables = {g: (k, dims) for k, (g, dims) in enumerate(spec.tables)}
-    for i, ins in enumerate(comp.instrs):
-        if i in skip or (only is not None and i not in only):
-            continue
-        if ins.opcode == "gather":
+    here = [i for i, ins in enumerate(comp.instrs)
+            if (ins.is_elementwise or ins.opcode == "gather") and i not in skip
+            and (only is None or i in only)]
+    for a, src in (aliases or {}).items():  # a slow-path argument, computed in an earlier pass
+        if only is None or a not in only:
+            lines.append(f"x{a} = {src}")
+    sure = _reaches_accumulator(comp)
+    roots = [r for r in (_stored(comp, o) for o in comp.outputs)
+             if r in here and comp.instrs[r].dtype.kind in "fc"]
+    gated = _propagated(comp, roots) - sure
+    checks_, gated_checks = [], []
+    for i in here:
+        if comp.instrs[i].opcode == "gather":
             lines += _gather(comp, i, *tables[i], idx)
-        elif ins.is_elementwise:
-            expr = subst[i] if subst and i in subst else _expr(comp, i, fast)
-            lines.append(f"x{i} = {expr}")
+            continue
+        expr = subst[i] if subst and i in subst else _expr(comp, i, fast)
+        lines.append(f"x{i} = {expr}")
+        if checks:
+            (gated_checks if i in gated else checks_).extend(_fp_line(comp, i, sure))
+    conds = [c[len("fpf |= "):] for c in checks_]
+    if gated_checks:  # exact checks only where an output is not finite (a rare branch)
+        outs = " | ".join(_nonfinite(f"x{o}") for o in roots)
+        inner = " | ".join(f"({c[len('fpf |= '):]})" for c in gated_checks)
+        conds.append(f"({outs}) and ({inner})")
+    if conds:  # one update per body: a loop with one reduction statement vectorizes best
+        lines.append("fpf |= " + (conds[0] if len(conds) == 1 else
+                                  " | ".join(f"({c})" for c in conds)))
     return lines
 
 
@@ -187,7 +263,8 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
     args = {i: comp.instrs[i].operands[0] for i in slow}
     main = _ancestors(comp, spec, roots, stop=set(slow))
     rest = loop + _indent(_body(comp, spec, idx, skip, only=main,
-                                subst={i: f"tb{i}[jj]" for i in slow}) + tail, 1)
+                                subst={i: f"tb{i}[jj]" for i in slow},
+                                aliases={a: f"ta{i}[jj]" for i, a in args.items()}) + tail, 1)
     if not any(set(slow) & _ancestors(comp, spec, [a]) for a in args.values()):
         # not nested: the arguments into buffers `ta<i>` first, then the math over those
         # contiguous buffers, which vectorizes whatever the strides of the inputs (LLVM
@@ -205,13 +282,13 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
             lines.append(f"        tb{i}[jj] = {np_type(comp.instrs[i].dtype)}({exact})")
         return lines + rest
     pre = _ancestors(comp, spec, slow)
-    store = [f"tb{i}[jj] = x{i}" for i in slow]
+    store = [f"tb{i}[jj] = x{i}" for i in slow] + [f"ta{i}[jj] = x{a}" for i, a in args.items()]
     lines = ["nbig = 0", *loop]
     lines += _indent(_body(comp, spec, idx, skip, only=pre, fast=True), 1)
     lines += _indent([f"nbig += _h.trig_big(x{comp.instrs[i].operands[0]})" for i in slow]
                      + store, 1)
     lines += ["if nbig:", *_indent(loop, 1)]
-    lines += _indent(_body(comp, spec, idx, skip, only=pre) + store, 2)
+    lines += _indent(_body(comp, spec, idx, skip, only=pre, checks=False) + store, 2)
     return lines + rest
 
 
@@ -243,6 +320,40 @@ def _gather(comp: Module, i: int, k: int, dims: tuple[int, ...], idx: list[str])
     return lines + [f"x{i} = t{k}[{', '.join(at)}]"]
 
 
+# ops whose result is inf or NaN whenever the operand at these positions is (inf - inf, inf * 0
+# are NaN: still not finite)
+_PROPAGATE = {"add": (0, 1), "subtract": (0, 1), "multiply": (0, 1), "divide": (0,),
+              "negative": (0,), "positive": (0,), "absolute": (0,), "fabs": (0,),
+              "square": (0,), "sqrt": (0,), "convert": (0,), "reshape": (0,)}
+
+
+def _propagated(comp: Module, seeds) -> set[int]:
+    """`seeds` and the instructions whose inf or NaN surely reaches one of them."""
+    sure: set[int] = set(seeds)
+    for i in range(len(comp.instrs) - 1, -1, -1):
+        ins = comp.instrs[i]
+        if i in sure and ins.opcode in _PROPAGATE and (
+                ins.opcode != "convert" or ins.dtype.kind in "fc"):
+            sure.update(o for k, o in enumerate(ins.operands) if k in _PROPAGATE[ins.opcode]
+                        and comp.instrs[o].dtype.kind in "fc")
+    return sure
+
+
+def _reaches_accumulator(comp: Module) -> set[int]:
+    """Instructions whose inf or NaN surely makes a checked sum or product (or scan) not
+    finite: their per-element check is redundant with the check of the accumulated result,
+    so the reduction's inner loop stays lean."""
+    return _propagated(comp, [ins.operands[0] for i, ins in enumerate(comp.instrs)
+                              if ins.opcode in ("reduce", "scan") and _reduce_may_raise(comp, i)])
+
+
+def _fp_line(comp: Module, i: int, sure: set[int]) -> list[str]:
+    if i in sure:
+        return []
+    check = fp_check(comp, i)
+    return [] if check is None else [f"fpf |= {check}"]
+
+
 def _signature(comp: Module, spec: Spec) -> list[str]:
     params = [f"out{k}" for k in range(len(comp.outputs))]
     if spec.kind == "reduce":
@@ -261,6 +372,13 @@ def _signature(comp: Module, spec: Spec) -> list[str]:
     return params
 
 
+def _reduce_may_raise(comp: Module, r: int) -> bool:
+    """A float sum or product may overflow (or meet inf - inf): its result is checked (a NaN
+    or inf among its inputs also counts; the interpreter then decides)."""
+    ins = comp.instrs[r]
+    return ins.attr("to_apply") in ("add", "multiply") and ins.dtype.kind in "fc"
+
+
 def _reductions(comp: Module) -> list[int]:
     return [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"]
 
@@ -275,7 +393,7 @@ BLOCK = 64  # elements per block of a reduction whose body LLVM can vectorize
 def render(comp: Module, spec: Spec) -> str:
     """Python source defining `kernel(...)` for this fusion and launch layout."""
     _check(comp)
-    head = [f"def kernel({', '.join(_signature(comp, spec))}):"]
+    head = [f"def kernel({', '.join(_signature(comp, spec))}):", "    fpe = 0", "    fpf = False"]
     head += _indent(_scalar_loads(spec), 1)
     idx = [f"i{d}" for d in range(spec.rank)]
     if spec.kind in ("loop", "update"):
@@ -286,7 +404,37 @@ def render(comp: Module, spec: Spec) -> str:
         src = head + _render_scan(comp, spec, idx)
     else:
         src = head + _render_argreduce(comp, spec, idx)
-    return "\n".join(src) + "\n"
+    src += ["    fpe += fpf", "    return fpe  # how many places may have raised a floating-point flag"]
+    return "\n".join(_fp_scopes(src)) + "\n"
+
+
+def _fp_scopes(lines: list[str]) -> list[str]:
+    """Numba allows one update of a parallel loop's reduction variable per iteration: inside
+    each `prange` loop the checks OR into a private `fpp`, added to `fpe` once at the end of
+    the iteration; outside, into `fpf`."""
+    out: list[str] = []
+    open_at: list[int] = []  # indentation of the prange loop being closed
+    single = False  # its body has one check: added to `fpe` directly (no private flag)
+    for k, line in enumerate(lines):
+        ind = len(line) - len(line.lstrip())
+        while open_at and ind <= open_at[-1]:
+            at = open_at.pop()
+            if not single:
+                out.append(" " * (at + 4) + "fpe += fpp")
+        if open_at and line.lstrip().startswith("fpf |= "):
+            line = line.replace("fpf |= ", "fpe += " if single else "fpp |= ", 1)
+        out.append(line)
+        if line.lstrip().startswith("for ") and "prange(" in line:
+            open_at.append(ind)
+            body = []
+            for rest in lines[k + 1:]:
+                if len(rest) - len(rest.lstrip()) <= ind:
+                    break
+                body.append(rest)
+            single = sum(b.lstrip().startswith("fpf |= ") for b in body) <= 1
+            if not single:
+                out.append(" " * (ind + 4) + "fpp = False")
+    return out
 
 
 def _nest(dims: list[int], var: str, parallel: bool) -> list[str]:
@@ -412,6 +560,8 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
     def finish(at: str) -> list[str]:
         lines = [f"x{r} = acc{k}" for k, r in enumerate(reds)]
+        lines += [f"fpf |= {_nonfinite(f'{np_type(comp.instrs[r].dtype)}(x{r})')}"
+                  for r in reds if _reduce_may_raise(comp, r)]
         for i in range(len(comp.instrs)):  # reshapes of results are aliases; then the epilogue
             ins = comp.instrs[i]
             if ins.opcode == "reshape" and (comp.instrs[ins.operands[0]].opcode == "reduce"
@@ -420,6 +570,7 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
                 lines.append(f"x{i} = x{ins.operands[0]}")
             elif i in epi:
                 lines.append(f"x{i} = {_expr(comp, i)}")
+                lines += _fp_line(comp, i, set())
         return lines + [f"out{j}[{at}] = x{o}" for j, o in enumerate(comp.outputs)]
 
     if not partial:  # every output element owns its accumulators: one pass, parallel over dim 0
@@ -484,7 +635,8 @@ def _render_scan(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     scan = (["acc = init0", f"for i{last} in range(n{last}):"]
             + _indent(body, 1)
             + [f"    acc = {acc_t}({rdef.combine.format('acc', f'x{rins.operands[0]}')})",
-               f"    out0[{at}] = acc"])
+               f"    out0[{at}] = acc"]
+            + ([f"    fpf |= {_nonfinite('acc')}"] if _reduce_may_raise(comp, root) else []))
     lines = [("    " * d) + f"for i{d} in {'prange' if d == 0 else 'range'}(n{d}):"
              for d in range(last)]
     return _indent(lines, 1) + _indent(scan, last + 1)

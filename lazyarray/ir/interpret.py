@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import Instr, Module
 from lazyarray.ops import library
 from lazyarray.ops.indexing import gather_ref
@@ -70,26 +71,35 @@ def evaluate(ins, xs: list, memo: dict | None = None, sources: tuple = ()) -> np
     if op == "update":
         return apply_update(xs[0], xs[1], ins.attr("offset"), ins.attr("strides"), inplace=False)
     if op == "fusion":
-        outs = interpret(ins.value, xs)
+        outs = interpret(ins.value, xs, report=True)
         return outs[0] if len(outs) == 1 else tuple(outs)
     if op == "get-tuple-element":
         return xs[0][ins.attr("index")]
     raise NotImplementedError(f"no reference semantics for {op}")
 
 
-def interpret(module: Module, args: list) -> list[np.ndarray]:
+def interpret(module: Module, args: list, report: bool = False) -> list[np.ndarray]:
+    """Run `module` with NumPy, floating-point errors ignored; `report`: record the warnings
+    NumPy would give into the evaluation's recorder (`fpstate`), if it has one."""
+    rec = fpstate.active() if report else None
     vals: list = [None] * len(module.instrs)
     users_left = [0] * len(module.instrs)
     for ins in module.instrs:
         for o in ins.operands:
             users_left[o] += 1
     memo: dict = {}  # multi-result library calls: run once
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore", **(rec.raising if rec is not None else {})):
         for i, ins in enumerate(module.instrs):
             if ins.opcode == "parameter":
                 vals[i] = np.asarray(args[ins.attr("index")])
             else:
-                vals[i] = evaluate(ins, [vals[o] for o in ins.operands], memo, ins.operands)
+                xs = [vals[o] for o in ins.operands]
+                try:
+                    vals[i] = evaluate(ins, xs, memo, ins.operands)
+                except FloatingPointError as exc:
+                    if rec is None:
+                        raise
+                    vals[i] = fpstate.retry(rec, exc, evaluate, ins, xs, memo, ins.operands)
                 for o in ins.operands:  # free intermediates at their last use
                     users_left[o] -= 1
                     if users_left[o] == 0 and o not in module.outputs:

@@ -11,6 +11,7 @@ import difflib
 import math
 import hashlib
 import logging
+import functools
 import threading
 import time
 import weakref
@@ -22,6 +23,7 @@ import numpy as np
 from lazyarray import config, stats
 from lazyarray.runtime import background
 from lazyarray.codegen.cpu import CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode, render
+from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ops import library
@@ -301,7 +303,7 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
     kernel = p.kernel
     before = len(kernel.overloads)
     try:
-        kernel(*args)  # the specialization the first launch built (operand layouts match)
+        flagged = kernel(*args)  # the specialization the first launch built (layouts match)
         if len(kernel.overloads) != before:  # another one (a read-only flag differs, ...)
             stats.bump("compiles")
         stats.bump("kernels_launched")
@@ -310,9 +312,24 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
         if value_error is not None:
             raise value_error from None
         raise
+    if flagged:
+        _report(ins.value, operands)
     if record is not None:
         record.seconds = time.perf_counter() - t0
     return results
+
+
+def _report(comp: Module, operands: list) -> None:
+    """A kernel counted possible floating-point events: when the evaluation records NumPy's
+    warnings, re-run the fusion on NumPy's loops to learn exactly which (values discarded)."""
+    if fpstate.active() is not None:
+        stats.bump("fp_rechecks")
+        interpret(comp, operands, report=True)
+
+
+def _interpret(comp: Module, operands: list) -> list:
+    """The interpreter in place of a kernel, reporting floating-point warnings as NumPy would."""
+    return interpret(comp, operands, report=True)
 
 
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
@@ -431,7 +448,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
                 store=None) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
-        return interpret(comp, operands)
+        return _interpret(comp, operands)
     stats.bump("hits" if hit else "misses")
     results, head, tail = _kernel_args(comp, launch, store)
     if entry.kernel is None and config.get().background_compile:
@@ -441,15 +458,17 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
                                                diskcache.cache_dir())
         if not entry.building.done.is_set():  # not ready: the interpreter answers meanwhile
             stats.bump("background_interpreted")
-            return interpret(comp, operands)
+            return _interpret(comp, operands)
     fresh = [(a.shape, a.flat[0], a.dtype) for a in head[len(results):]]  # partials' inits
     if donors:
         _donate(results, head, operands, donors, _donor_candidates(comp, launch, operands))
     for attempt in (0, 1):
         try:
-            _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
+            flagged = _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
             if launch.spec.tables and tail[-1][0]:
                 _raise_index_error(comp, operands)
+            if flagged:
+                _report(comp, operands)
             p = None if lkey is None else _prepare(comp, launch, entry, results, head, fresh,
                                                    tail, operands, serial)
             if p is not None:
@@ -472,7 +491,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)
             entry.source, entry.reason = None, str(exc)
             stats.bump("fallbacks")
-            return interpret(comp, operands)
+            return _interpret(comp, operands)
 
 
 def _raise_index_error(comp: Module, operands: list) -> None:
@@ -493,6 +512,22 @@ def _value_error(exc: BaseException) -> BaseException | None:
             return exc
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def _owes_exact_warnings(comp: Module) -> bool:
+    """Must this fusion keep its operands intact? When NumPy's error state warns (the
+    default) and the kernel may count a floating-point event, the fusion is re-run on its
+    operands to learn NumPy's exact warnings (`_report`): so no operand is written in place
+    (the result goes to a fresh, pooled buffer instead)."""
+    return fpstate.active() is not None and _may_flag(comp)
+
+
+@functools.lru_cache(maxsize=512)
+def _may_flag(comp: Module) -> bool:
+    from lazyarray.codegen.cpu import _reduce_may_raise, fp_check
+
+    return any(fp_check(comp, i) is not None or ins.opcode in ("reduce", "scan")
+               and _reduce_may_raise(comp, i) for i, ins in enumerate(comp.instrs))
 
 
 def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray,
@@ -550,7 +585,9 @@ def _build(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
 _compile_lock = threading.Lock()  # threads launching one new kernel build it once
 
 
-def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False) -> None:
+def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False) -> int:
+    """Run the kernel (building it first if needed); returns its count of possible
+    floating-point events."""
     from lazyarray.backends import numba_cpu
 
     if entry.kernel is None:
@@ -563,10 +600,11 @@ def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = 
     work = math.prod(launch.sizes)
     t0 = time.perf_counter()
     chosen = parallel if work >= PARALLEL_MIN and not serial_only else serial
-    built = numba_cpu.launch(chosen, args)
+    built, flagged = numba_cpu.launch(chosen, args)
     if built:  # this launch compiled (or loaded) a specialization: count it as build time
         entry.compile_s += time.perf_counter() - t0
         entry.origin = built
+    return flagged
 
 
 _last_uses: dict[Module, tuple] = {}  # module -> (per instruction, its buffer's last reader;
@@ -615,8 +653,9 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         elif op in MOVEMENT:
             vals[i] = apply_movement(ins, vals[ins.operands[0]])
         elif op == "fusion":
-            donors = tuple(k for k, o in enumerate(ins.operands)
-                           if _donatable(m, i, o, last_use, vals[o], free))
+            donors = () if _owes_exact_warnings(ins.value) else tuple(
+                k for k, o in enumerate(ins.operands)
+                if _donatable(m, i, o, last_use, vals[o], free))
             if dry and ins.attr("kind") != "update":  # explain reports where writes go
                 donors = ()
             out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, donors=donors)
@@ -625,7 +664,8 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
         elif op == "dot":
             a, b = (vals[o] for o in ins.operands)
-            vals[i] = np.empty(ins.shape, ins.dtype) if dry else np.asarray(np.matmul(a, b))
+            vals[i] = np.empty(ins.shape, ins.dtype) if dry else np.asarray(
+                fpstate.call(np.matmul, a, b))
             if not dry:
                 stats.bump("library_calls")
         elif op == "custom-call":
