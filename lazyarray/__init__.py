@@ -45,8 +45,9 @@ from lazyarray._manipulation import (  # noqa: E402
 concat = concatenate
 from lazyarray._products import dot, inner, matmul, outer, vdot, vecdot  # noqa: E402
 from lazyarray._library import (  # noqa: E402
-    argpartition, argsort, median, partition, percentile, quantile, searchsorted, sort,
-    sort_complex,
+    argpartition, argsort, choose, convolve, correlate, digitize, histogram, interp, isin,
+    lexsort, median, partition, percentile, quantile, ravel_multi_index, searchsorted, sort,
+    sort_complex, unravel_index,
 )
 from lazyarray._composite import (  # noqa: E402
     append, astype, bartlett, blackman, block, common_type, copy, corrcoef, cov, cross, diagflat,

@@ -246,3 +246,199 @@ def sort_complex(a):
         return s
     target = {"b": "F", "h": "F", "B": "F", "H": "F"}.get(a.dtype.char, "D")
     return s.astype(np.dtype(target))
+
+
+# ---- more library calls whose result shapes do not depend on the values ------------------------
+def lexsort(keys, axis=-1):
+    """Indirect stable sort on several keys, the last one primary (numpy.lexsort)."""
+    if isinstance(keys, Array) and keys.ndim >= 1 or isinstance(keys, np.ndarray):
+        keys = [keys[i] for i in range(len(keys))]
+    ks = [_arr(k) for k in keys]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = ks[0].shape
+    if any(k.shape != shape for k in ks):
+        raise ValueError("all keys need to be the same shape")
+    if not shape:
+        return _fallback(np.lexsort, ks, axis=axis)
+    ax = _norm_axis(axis, len(shape))
+    return library_call("lexsort", ks, {"axis": ax}, (shape, np.intp))
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """One-dimensional piecewise-linear interpolation (numpy.interp)."""
+    if left is not None or right is not None or isinstance(period, Array):
+        return _fallback(np.interp, x, xp, fp, left=left, right=right, period=period)
+    x, xp_, fp_ = _arr(x), _arr(xp), _arr(fp)
+    if xp_.ndim != 1 or fp_.ndim != 1:
+        raise ValueError("object too deep for desired array" if max(xp_.ndim, fp_.ndim) > 1
+                         else "object of too small depth for desired array")
+    if xp_.shape != fp_.shape:
+        raise ValueError("fp and xp are not of the same length.")
+    if xp_.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    if period is not None and period == 0:
+        raise ValueError("period must be a non-zero value")
+    dtype = np.interp(np.zeros(1), np.zeros(1), np.zeros(1, fp_.dtype)).dtype
+    return library_call("interp", [x, xp_, fp_], {"period": None if period is None
+                                                   else repr(float(period))}, (x.shape, dtype))
+
+
+def _conv(name, a, v, mode):
+    a, v = _arr(a), _arr(v)
+    if mode not in ("full", "same", "valid"):
+        return _fallback(getattr(np, name), a, v, mode)
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError("object too deep for desired array" if max(a.ndim, v.ndim) > 1 else
+                         "object of too small depth for desired array")
+    n, m = a.shape[0], v.shape[0]
+    if n == 0:
+        raise ValueError("a cannot be empty")
+    if m == 0:
+        raise ValueError("v cannot be empty")
+    size = {"full": n + m - 1, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}[mode]
+    dtype = getattr(np, name)(np.ones(1, a.dtype), np.ones(1, v.dtype)).dtype
+    return library_call(name, [a, v], {"mode": mode}, ((size,), dtype))
+
+
+def convolve(a, v, mode="full"):
+    """Discrete linear convolution of two 1-d arrays (numpy.convolve)."""
+    return _conv("convolve", a, v, mode)
+
+
+def correlate(a, v, mode="valid"):
+    """Cross-correlation of two 1-d arrays (numpy.correlate)."""
+    return _conv("correlate", a, v, mode)
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Whether each element is in `test_elements` (numpy.isin): the shape of `element`."""
+    e, t = _arr(element), _arr(test_elements)
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    return library_call("isin", [e, t], {"invert": bool(invert), "kind": kind},
+                        (e.shape, np.bool_))
+
+
+def digitize(x, bins, right=False):
+    """Indices of the bins each value falls in (numpy.digitize)."""
+    x, b = _arr(x), _arr(bins)
+    if b.ndim != 1:
+        raise ValueError("object too deep for desired array" if b.ndim > 1 else
+                         "object of too small depth for desired array")
+    if x.dtype.kind == "c" or b.dtype.kind == "c":
+        raise TypeError("x may not be complex")
+    bv = _computed(b)  # computed bins are checked now; pending ones when they are computed
+    if bv is not None and bv.size > 1:
+        d = np.diff(bv)
+        if not ((d >= 0).all() or (d <= 0).all()):
+            raise ValueError("bins must be monotonically increasing or decreasing")
+    return library_call("digitize", [x, b], {"right": bool(right)}, (x.shape, np.intp))
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """Counts (or density) in `bins` equal-width bins, and the bin edges (numpy.histogram);
+    bin edges given as an array or a name ("auto", ...) go to NumPy."""
+    if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool) or bins < 1:
+        return _fallback(np.histogram, a, bins=bins, range=range, density=density,
+                         weights=weights)
+    a = _arr(a).reshape(-1)
+    ops = [a]
+    if weights is not None:
+        w = _arr(weights)
+        if w.shape != a.shape and w.size != a.size:
+            raise ValueError("weights should have the same shape as a.")
+        ops.append(w.reshape(-1))
+    proxy_w = None if weights is None else np.ones(1, ops[1].dtype)
+    dtype = np.histogram(np.zeros(1, a.dtype), bins=1, weights=proxy_w,
+                         density=density)[0].dtype
+    edge = np.histogram(np.zeros(1, a.dtype), bins=1)[1].dtype
+    shapes = [((int(bins),), dtype), ((int(bins) + 1,), edge)]
+    if range is None:
+        return library_call("histogram", ops, {"bins": int(bins), "density": density}, shapes)
+    lo, hi = (float(r) for r in range)
+    if lo > hi:
+        raise ValueError("max must be larger than min in range parameter.")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
+    return library_call("histogram_range", ops, {"bins": int(bins), "lo": repr(lo),
+                                                 "hi": repr(hi), "density": density}, shapes)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """Elements of `choices` picked by the index array `a` (numpy.choose)."""
+    if out is not None or mode not in ("raise", "wrap", "clip"):
+        return _fallback(np.choose, a, choices, out=out, mode=mode)
+    a = _arr(a)
+    cs = [_arr(c) for c in choices]
+    if not cs:
+        raise ValueError("0-length sequence.")
+    if a.dtype.kind not in "iub":
+        raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64') "
+                        "according to the rule 'safe'" if a.dtype.kind == "f" else
+                        f"invalid index array of dtype {a.dtype}")
+    shape = np.broadcast_shapes(a.shape, *(c.shape for c in cs))
+    dtype = np.result_type(*(c.dtype for c in cs))
+    return library_call("choose", [a, *(c.astype(dtype, copy=False) for c in cs)],
+                        {"mode": mode}, (shape, dtype))
+
+
+def _computed(x):
+    """The NumPy value of `x` when nothing is pending behind it (a Python or NumPy value, or
+    a computed Array), else None."""
+    if not isinstance(x, Array):
+        return np.asarray(x)
+    node = x._storage.node
+    return np.asarray(x) if node.op == "buffer" and node.on_host else None
+
+
+def unravel_index(indices, shape, order="C"):
+    """Coordinate arrays of flat indices (numpy.unravel_index), lazily with // and %; indices
+    still being computed go to NumPy (their range check needs the values)."""
+    from lazyarray._ufuncs import floor_divide, remainder
+
+    flat = _computed(indices)
+    if flat is None:
+        return _fallback(np.unravel_index, indices, shape, order=order)
+    if flat.dtype.kind not in "iu":
+        raise TypeError("only int indices permitted")
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    size = math.prod(dims)
+    bad = (flat < 0) | (flat >= size)
+    if bad.any():
+        first = int(flat.reshape(-1)[int(np.argmax(bad.reshape(-1)))])
+        raise ValueError(f"index {first} is out of bounds for array with size {size}")
+    rest = _arr(indices).astype(np.intp, copy=False)
+    out = {}
+    seq = list(enumerate(dims))
+    for k, d in (reversed(seq) if order == "C" else seq):
+        out[k] = remainder(rest, d)
+        rest = floor_divide(rest, d)
+    return tuple(out[k] for k in range(len(dims)))
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """Flat indices of coordinate arrays (numpy.ravel_multi_index); mode 'raise' checks the
+    coordinates when they are already computed, else goes to NumPy."""
+    dims = tuple(operator.index(d) for d in dims)
+    coords = [_arr(c) for c in multi_index]
+    if len(coords) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    values = [_computed(c) for c in multi_index]
+    if mode != "raise" or order not in ("C", "F") or any(v is None for v in values):
+        return _fallback(np.ravel_multi_index, multi_index, dims, mode=mode, order=order)
+    for v, d in zip(values, dims):
+        if v.dtype.kind not in "iu":
+            raise TypeError("only int indices permitted")
+        if v.size and (v.min() < 0 or v.max() >= d):
+            raise ValueError("invalid entry in coordinates array")
+    flat = None
+    stride = 1
+    seq = list(zip(coords, dims))
+    for c, d in (reversed(seq) if order == "C" else seq):
+        term = c.astype(np.intp) * stride
+        flat = term if flat is None else flat + term
+        stride *= d
+    return flat

@@ -190,8 +190,15 @@ class ufunc:
 
         return _reductions.ufunc_accumulate(self, array, axis, dtype, out)
 
-    def at(self, *args, **kwargs):
-        raise NotImplementedError("ufunc.at needs in-place writes through views (not yet)")
+    def at(self, a, indices, b=None, /):
+        """Unbuffered in-place operation at `indices` (repeated indices accumulate), as
+        NumPy's ``ufunc.at``: NumPy's own on the current value, written back as one write."""
+        idx = _as_numpy_key(indices)
+        args = () if b is None else (np.asarray(b) if isinstance(b, Array) else b,)
+        if not isinstance(a, Array):
+            return self._np.at(a, idx, *args)
+        a._mutate_eagerly(lambda v: self._np.at(v, idx, *args))
+        return None
 
     def reduceat(self, *args, **kwargs):
         return _fallback(self._np.reduceat, *args, **kwargs)

@@ -94,6 +94,30 @@ CASES = {
     "fftfreq": lambda xp, A: xp.fft.fftfreq(7, 0.1) + A(np.zeros(1)),
     "rfftfreq": lambda xp, A: xp.fft.rfftfreq(8, 2.0) + A(np.zeros(1)),
     "fused_around": lambda xp, A: xp.fft.irfft(xp.fft.rfft(A(X) * 2) * 0.5, n=7) - A(X),
+    "lexsort": lambda xp, A: xp.lexsort((A(I[0]), A(I[1]))),
+    "lexsort_2d": lambda xp, A: xp.lexsort(A(I[:2]), axis=0),
+    "interp": lambda xp, A: xp.interp(A(X[0] * 3), A(np.sort(X[1])), A(X[2])),
+    "interp_period": lambda xp, A: xp.interp(A(X[0]), A(np.sort(X[1])), A(X[2]), period=2.0),
+    "convolve": lambda xp, A: xp.convolve(A(X[0]), A(X[1, :3])),
+    "convolve_same": lambda xp, A: xp.convolve(A(X[1, :3]), A(X[0]), "same"),
+    "convolve_valid": lambda xp, A: xp.convolve(A(I[0]), A(I[1, :2]), "valid"),
+    "correlate": lambda xp, A: xp.correlate(A(X[0]), A(X[1, :4])),
+    "correlate_full": lambda xp, A: xp.correlate(A(Z[0]), A(Z[1, :2]), "full"),
+    "isin": lambda xp, A: xp.isin(A(I), A(I[0, :2])),
+    "isin_invert": lambda xp, A: xp.isin(A(I), [0, 3], invert=True),
+    "digitize": lambda xp, A: xp.digitize(A(X), A(np.sort(X[0]))),
+    "digitize_right": lambda xp, A: xp.digitize(A(I), A(np.arange(-3, 3)), right=True),
+    "histogram": lambda xp, A: xp.histogram(A(X), 6)[0],
+    "histogram_edges": lambda xp, A: xp.histogram(A(X * 2), 5)[1],
+    "histogram_range": lambda xp, A: xp.histogram(A(X), 4, range=(-1, 0.5), density=True)[0],
+    "histogram_w": lambda xp, A: xp.histogram(A(X), 3, weights=A(X * X))[0],
+    "choose": lambda xp, A: xp.choose(A(I[:4, :4] % 3), [A(X[:4, :4]), A(X[1:5, :4]) * 2, 0.5]),
+    "choose_wrap": lambda xp, A: xp.choose(A(I[:4, :4]), [A(X[:4, :4]), A(X[1:5, :4])],
+                                           mode="wrap"),
+    "unravel_index": lambda xp, A: xp.unravel_index(A(np.arange(0, 30, 7)), (5, 6))[1],
+    "unravel_index_F": lambda xp, A: xp.unravel_index(A(np.arange(0, 30, 7)), (5, 6),
+                                                      order="F")[0],
+    "ravel_multi_index": lambda xp, A: xp.ravel_multi_index((A(I[0] % 3), A(I[1] % 4)), (3, 4)),
 }
 
 
@@ -114,6 +138,19 @@ def test_matches_numpy(name, mode):
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def test_ufunc_at_matches_numpy_and_is_seen_by_views():
+    a, n = la.asarray(np.zeros(6)), np.zeros(6)
+    view = a[1:]
+    la.add.at(a, [0, 0, 3, 5], 1.5)  # repeated indices accumulate
+    np.add.at(n, [0, 0, 3, 5], 1.5)
+    la.negative.at(a, la.asarray(np.array([1, 3])))
+    np.negative.at(n, [1, 3])
+    np.testing.assert_array_equal(np.asarray(a), n)
+    np.testing.assert_array_equal(np.asarray(view), n[1:])
+    with pytest.raises(IndexError, match="out of bounds"):
+        la.add.at(a, [9], 1.0)
 
 
 def test_library_calls_are_lazy_and_never_fall_back():
@@ -174,6 +211,14 @@ def test_custom_call_hlo_round_trips():
     (lambda xp: xp.percentile(xp.ones(3), 101), ValueError, r"range \[0, 100\]"),
     (lambda xp: xp.quantile(xp.ones(3), -0.1), ValueError, r"range \[0, 1\]"),
     (lambda xp: xp.linalg.inv(xp.ones(3)), np.linalg.LinAlgError, "at least two-dimensional"),
+    (lambda xp: xp.interp(xp.ones(2), xp.ones(3), xp.ones(2)), ValueError, "same length"),
+    (lambda xp: xp.convolve(xp.ones(0), xp.ones(2)), ValueError, "cannot be empty"),
+    (lambda xp: xp.lexsort((xp.ones(2), xp.ones(3))), ValueError, "same shape"),
+    (lambda xp: xp.unravel_index(xp.asarray(np.array([30])), (5, 6)), ValueError,
+     "out of bounds"),
+    (lambda xp: xp.ravel_multi_index((xp.asarray(np.array([3])), xp.asarray(np.array([0]))),
+                                     (3, 4)), ValueError, "invalid entry"),
+    (lambda xp: xp.histogram(xp.ones(3), 2, range=(2, 1)), ValueError, "max must be larger"),
     (lambda xp: xp.linalg.inv(xp.ones((2, 3))), np.linalg.LinAlgError, "must be square"),
     (lambda xp: xp.linalg.solve(xp.eye(3), xp.ones(4)), ValueError, "mismatch"),
     (lambda xp: xp.linalg.eigh(xp.eye(3), UPLO="X"), ValueError, "UPLO"),

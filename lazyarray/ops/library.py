@@ -85,6 +85,25 @@ LIBRARY: dict[str, LibraryCall] = {c.name: c for c in [
       for f in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")),
     *(LibraryCall(f, _fftn(f), ("s", "axes", "norm"))
       for f in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn")),
+    LibraryCall("lexsort", lambda *keys, axis: np.lexsort(keys, axis=axis), ("axis",)),
+    LibraryCall("interp", lambda x, xp, fp, period=None:
+                np.interp(x, xp, fp, period=None if period is None else _float(period)),
+                ("period",)),
+    LibraryCall("convolve", lambda a, v, mode: np.convolve(a, v, mode), ("mode",)),
+    LibraryCall("correlate", lambda a, v, mode: np.correlate(a, v, mode), ("mode",)),
+    LibraryCall("isin", lambda e, t, invert=False, kind=None:
+                np.isin(e, t, invert=invert, kind=kind), ("invert", "kind")),
+    LibraryCall("digitize", lambda x, bins, right=False: np.digitize(x, bins, right),
+                ("right",)),
+    LibraryCall("histogram", lambda a, *w, bins, density=None:
+                np.histogram(a, bins=bins, weights=w[0] if w else None, density=density),
+                ("bins", "density"), 2),
+    LibraryCall("histogram_range", lambda a, *w, bins, lo, hi, density=None:
+                np.histogram(a, bins=bins, range=(_float(lo), _float(hi)),
+                             weights=w[0] if w else None, density=density),
+                ("bins", "lo", "hi", "density"), 2),
+    LibraryCall("choose", lambda a, *choices, mode: np.choose(a, choices, mode=mode),
+                ("mode",)),
     LibraryCall("solve", _linalg("solve")),
     LibraryCall("inv", _linalg("inv")),
     LibraryCall("det", _linalg("det")),
@@ -101,6 +120,11 @@ LIBRARY: dict[str, LibraryCall] = {c.name: c for c in [
     LibraryCall("qr", _linalg("qr"), ("mode",), 2),
     LibraryCall("svd", _linalg("svd"), ("full_matrices", "hermitian"), 3),
 ]}
+
+
+def _float(text) -> float:
+    """A float parameter: stored as its repr (a string attribute), read back exactly."""
+    return float(text)
 
 
 def params_of(attrs) -> dict:
