@@ -621,8 +621,10 @@ class Array:
         """
         if (self._val if self._val is not None else _small(self)) is None:
             return False
-        if type(value) is Array:  # first: computing `value` may share this array's value
-            value = value._val if value._val is not None else np.asarray(value)
+        if type(value) is Array:  # a computed value only: a pending one keeps the write lazy
+            value = value._val if value._val is not None else _small(value)
+            if value is None:
+                return False
         key = _as_numpy_key(key)
         v = self._val
         if v is not None:
