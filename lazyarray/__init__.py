@@ -50,9 +50,9 @@ from lazyarray._library import (  # noqa: E402
     sort_complex, unravel_index,
 )
 from lazyarray._composite import (  # noqa: E402
-    append, astype, bartlett, blackman, block, common_type, copy, corrcoef, cov, cross, diagflat,
+    angle, append, astype, bartlett, blackman, block, common_type, copy, corrcoef, cov, cross, diagflat,
     ediff1d, einsum, fix, gradient, hamming, hanning, indices, iscomplex, iscomplexobj, isfortran,
-    isneginf, isposinf, isreal, isrealobj, isscalar, kron, logspace, matvec, nancumprod,
+    imag, isneginf, isposinf, isreal, isrealobj, isscalar, kron, logspace, matvec, nancumprod,
     nancumsum, nanstd, nanvar, real, resize, rollaxis, select, sinc, tensordot, trapezoid, tri,
     vecmat,
 )

@@ -113,7 +113,7 @@ def isreal(x):
     """True where the imaginary part is zero (numpy.isreal)."""
     x = _arr(x)
     if x.dtype.kind == "c":
-        return _fallback(np.isreal, x)
+        return x.imag == 0
     return la.ones(x.shape, dtype=bool)
 
 
@@ -121,13 +121,28 @@ def iscomplex(x):
     """True where the imaginary part is nonzero (numpy.iscomplex)."""
     x = _arr(x)
     if x.dtype.kind == "c":
-        return _fallback(np.iscomplex, x)
+        return x.imag != 0
     return la.zeros(x.shape, dtype=bool)
 
 
 def real(val):
-    """The real part (numpy.real)."""
+    """The real part (numpy.real): a view of a complex array, as in NumPy."""
     return _arr(val).real
+
+
+def imag(val):
+    """The imaginary part (numpy.imag): a view of a complex array, as in NumPy."""
+    return _arr(val).imag
+
+
+def angle(z, deg=False):
+    """The argument of complex numbers (numpy.angle), in radians or degrees."""
+    z = _arr(z)
+    if z.dtype.kind == "c":
+        a = la.arctan2(z.imag, z.real)
+    else:
+        a = la.arctan2(la.zeros(z.shape, dtype=z.dtype if z.dtype.kind == "f" else np.float64), z)
+    return a * (180 / np.pi) if deg else a
 
 
 def isscalar(element) -> bool:

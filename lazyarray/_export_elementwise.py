@@ -328,6 +328,7 @@ RULES = {
     "fabs": _absolute,
     "sign": _sign,
     "conjugate": _conjugate,
+    "imag": _direct("imag", kinds="fc"),
     "reciprocal": _reciprocal,
     "square": _square,
     "sqrt": _direct("sqrt", "fc"),

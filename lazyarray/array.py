@@ -441,16 +441,29 @@ class Array:
 
     @property
     def real(self) -> Array:
-        """The real part; of a complex array, a read-only array for now (NumPy gives a
-        writable view: writing through it is refused rather than silently lost)."""
+        """The real part: this array itself unless complex; of a complex array a view, as in
+        NumPy (writes through it change the real parts, and it sees later writes)."""
         if self.dtype.kind != "c":
             return self
-        return _read_only(Array(build.convert(self._node, np.dtype(f"f{self.dtype.itemsize // 2}"))))
+        return self._view(_real_part, (), self._layout().real)
+
+    @real.setter
+    def real(self, value) -> None:
+        self.real[...] = value
 
     @property
     def imag(self) -> Array:
-        """The imaginary part (read-only for complex arrays, as `real`; zeros otherwise)."""
-        return _read_only(_fallback(np.imag, self))
+        """The imaginary part: of a complex array a view, as in NumPy; of a real array
+        read-only zeros."""
+        if self.dtype.kind != "c":
+            from lazyarray._creation import zeros
+
+            return _read_only(zeros(self.shape, self.dtype))
+        return self._view(_imag_part, (), self._layout().imag)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        self.imag[...] = value
 
     def view(self, dtype=None, type=None) -> Array:
         """A view of the same data (same dtype only: reinterpreting bytes is not lazy)."""
@@ -582,6 +595,8 @@ class Array:
 
     def __setitem__(self, key, value) -> None:
         """a[key] = value: NumPy's broadcasting and (unsafe) casting, seen by every view."""
+        if self._chain and any(fn in _PARTS for fn, _ in self._chain):
+            return self._write_part(key, value)
         if (self._val is not None or not self._chain) and self._small_write(key, value):
             return None
         layout = self._layout()
@@ -667,6 +682,18 @@ class Array:
         if storage.node.depth > MAX_DEPTH:  # a long loop of writes: cut the pending graph
             engine.materialize([storage.node])
 
+    def _write_part(self, key, value) -> None:
+        """A write through `.real` / `.imag` of a complex array (or a view of those): NumPy's
+        own write into those parts of (a copy of) the complex storage's current version,
+        seen by every view."""
+        value = np.asarray(value) if isinstance(value, Array) else value
+        key = _as_numpy_key(key)
+
+        def write(v):
+            v[key] = value
+
+        self._mutate_eagerly(write)
+
     def _write_eagerly(self, key, value) -> None:
         """Advanced-index writes: NumPy's own setitem on a copy of the current version."""
         value = np.asarray(value) if isinstance(value, Array) else value
@@ -695,9 +722,17 @@ class Array:
             new.flags.writeable = True
         else:
             new = np.array(new, copy=True, order="C")
-        offset, strides = storage.region(self._layout())
+        layout = self._layout()
+        if layout.dtype == new.dtype:
+            offset, strides = storage.region(layout)
+            view = strided_view(new.reshape(-1), offset, self.shape, strides)
+        else:  # a view of the real or imaginary parts: its bytes inside the complex buffer
+            start = layout.__array_interface__["data"][0] - \
+                storage.fake().__array_interface__["data"][0]
+            view = np.ndarray(layout.shape, layout.dtype, buffer=new.reshape(-1).view(np.uint8),
+                              offset=start if layout.size else 0, strides=layout.strides)
         try:
-            mutate(strided_view(new.reshape(-1), offset, self.shape, strides))
+            mutate(view)
         finally:
             if inplace:
                 new.flags.writeable = False
@@ -968,6 +1003,17 @@ def _native(func):
         return None
     impl = vars(ns).get(func.__name__)
     return impl if callable(impl) and not isinstance(impl, functools.partial) else None
+
+
+def _real_part(node: Node) -> Node:
+    return build.convert(node, np.dtype(f"f{node.dtype.itemsize // 2}"))
+
+
+def _imag_part(node: Node) -> Node:
+    return build.elementwise("imag", node)
+
+
+_PARTS = (_real_part, _imag_part)  # view ops whose writes go through the complex parent
 
 
 def _read_only(a: Array) -> Array:

@@ -359,3 +359,56 @@ class CompiledViewsMachine(ViewsMachine):
 CompiledViewsMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=10,
                                                   deadline=None)
 TestCompiledViewsStateful = CompiledViewsMachine.TestCase
+
+
+# ---- .real / .imag of complex arrays: writable views, as in NumPy ---------------------------
+PART_PROGRAMS = {
+    "write_real_slice": lambda z: z.real.__setitem__(slice(1, 3), 7.0),
+    "imul_imag_step": lambda z: z.imag.__setitem__(slice(None, None, 2), z.imag[::2] * 2),
+    "assign_real": lambda z: setattr(z, "real", 0.5),
+    "assign_imag_array": lambda z: setattr(z, "imag", z.real * 3),
+    "view_of_part": lambda z: z.reshape(2, 3).imag.T.__setitem__(0, -1.0),
+}
+
+
+@pytest.mark.parametrize("mode", ["interp", "compiled", "eager"])
+@pytest.mark.parametrize("name", list(PART_PROGRAMS))
+def test_real_imag_are_writable_views(name, mode):
+    ref = np.array([1 + 2j, np.inf + 3j, -4j, np.nan + 1j, 2.5 - 0j, -0.0 + 1e300j])
+    opts = {"interp": {"backend": "numpy"}, "compiled": {"eager_threshold": 0},
+            "eager": {}}[mode]
+    with la.options(**opts):
+        z, n = la.asarray(ref), ref.copy()
+        r, i = z.real, z.imag  # views taken before the write see it
+        nr, ni = n.real, n.imag
+        with np.errstate(all="ignore"):
+            PART_PROGRAMS[name](z)
+            PART_PROGRAMS[name](n)
+        for got, want in ((z, n), (r, nr), (i, ni)):
+            got = np.asarray(got)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    assert not la.shares_memory(r, i) and la.shares_memory(z, r) and la.shares_memory(z, i)
+
+
+def test_out_and_inplace_operators_on_parts():
+    ref = np.array([1 + 2j, 3 - 1j, -2 + 0.5j])
+    z, n = la.asarray(ref), ref.copy()
+    la.add(z.real, 1, out=z.real)
+    np.add(n.real, 1, out=n.real)
+    zi = z.imag
+    zi *= -2
+    ni = n.imag
+    ni *= -2
+    np.testing.assert_array_equal(np.asarray(z), n)
+
+
+def test_parts_of_real_arrays_and_read_only_parents():
+    x = la.asarray(np.arange(3.0))
+    assert x.real is x  # NumPy: the array itself
+    assert not x.imag.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        x.imag[0] = 1.0
+    z = la.broadcast_to(la.asarray(np.array([1 + 1j])), (3,))
+    with pytest.raises(ValueError, match="read-only"):
+        z.real[0] = 2.0

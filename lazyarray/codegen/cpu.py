@@ -32,7 +32,7 @@ class Unsupported(Exception):
 # complex operands compile only for these (exact, or NumPy's own formula); other complex math
 # differs from NumPy at inf/NaN inputs, so the interpreter runs it
 _COMPLEX_OK = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "isnan", "gather",
-               "update",
+               "update", "imag",
                "isinf", "isfinite", "equal", "not_equal", "convert", "select", "reduce", "scan",
                "broadcast", "reshape", "transpose", "slice", "parameter", "constant"}
 _INTERPRET_ONLY: set[str] = set()  # ops whose Numba scalar form differs from NumPy

@@ -57,7 +57,7 @@ CUDA_TEMPLATES = {
     "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
     "divide": "_c.divide({0}, {1})", "negative": "(-{0})", "positive": "(+{0})",
     "square": "({0} * {0})", "absolute": "abs({0})", "fabs": "_m.fabs({0})",
-    "conjugate": "{0}.conjugate()",
+    "conjugate": "{0}.conjugate()", "imag": "{0}.imag",
     "sqrt": "_m.sqrt({0})", "exp": "_m.exp({0})", "expm1": "_m.expm1({0})",
     "exp2": "_m.pow(2.0, {0})", "log": "_m.log({0})", "log2": "_m.log2({0})",
     "log10": "_m.log10({0})", "log1p": "_m.log1p({0})",
@@ -93,7 +93,7 @@ INT_TEMPLATES = {  # integer/bool operands where the float form differs
 BOOL_TEMPLATES = {"invert": "({0} == 0)", "add": "({0} or {1})", "multiply": "({0} and {1})",
            "absolute": "{0}", "maximum": "({0} or {1})", "minimum": "({0} and {1})"}
 # complex operands: only what is exact (the CPU backend draws the same line)
-_COMPLEX = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "equal",
+_COMPLEX = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "imag", "equal",
             "not_equal", "isnan"}
 _FLOAT_ONLY = {"sqrt", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sin", "cos",
                "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinh", "cosh",

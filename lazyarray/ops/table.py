@@ -80,6 +80,9 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("fabs",                "fabs"),
     _ew("sign",                "sign",                  C, "_h.sign({0})"),
     _ew("conjugate",           "conjugate"),
+    # the imaginary part (complex -> its real dtype); `.imag` builds it only for complex arrays
+    _ew("imag",                "imag",                  C, "{0}.imag", ref=np.imag, nin=1,
+        half=(np.absolute, 0)),
     _ew("reciprocal",          "reciprocal",            E),
     _ew("square",              "square"),
     _ew("sqrt",                "sqrt",                  E),
