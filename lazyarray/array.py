@@ -466,10 +466,18 @@ class Array:
         self.imag[...] = value
 
     def view(self, dtype=None, type=None) -> Array:
-        """A view of the same data (same dtype only: reinterpreting bytes is not lazy)."""
-        if dtype is not None and np.dtype(dtype) != self.dtype or type is not None:
-            raise NotImplementedError("lazyarray views cannot reinterpret the dtype; use astype")
-        return self[...]
+        """A view of the same memory, as NumPy's; with another `dtype` its bytes are read as
+        that dtype (a lazy bitcast, live: it sees later writes, and writes through it change
+        this array). NumPy's rules decide which dtype views exist."""
+        if type is not None:
+            raise NotImplementedError("lazyarray arrays cannot be viewed as another Python type")
+        if dtype is None or np.dtype(dtype) == self.dtype:
+            return self[...]
+        dt = np.dtype(dtype)
+        if dt.kind not in "biufc":
+            raise TypeError(f"lazyarray does not support arrays of dtype {dt}")
+        proxy = self._layout().view(dt)  # NumPy's checks and messages (ValueError)
+        return self._view(_bitcast, (dt.str, proxy.shape), proxy)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -1013,7 +1021,15 @@ def _imag_part(node: Node) -> Node:
     return build.elementwise("imag", node)
 
 
-_PARTS = (_real_part, _imag_part)  # view ops whose writes go through the complex parent
+def _bitcast(node: Node, dtype: str, shape: tuple) -> Node:
+    from lazyarray.ops.library import attrs_for
+
+    return Node("custom-call", (node,), shape, np.dtype(dtype),
+                attrs_for("bitcast", {"dtype": dtype}))
+
+
+# view ops whose writes are NumPy's own, into the bytes of a copy of the storage's value
+_PARTS = (_real_part, _imag_part, _bitcast)
 
 
 def _read_only(a: Array) -> Array:

@@ -412,3 +412,24 @@ def test_parts_of_real_arrays_and_read_only_parents():
     z = la.broadcast_to(la.asarray(np.array([1 + 1j])), (3,))
     with pytest.raises(ValueError, match="read-only"):
         z.real[0] = 2.0
+
+
+@pytest.mark.parametrize("mode", ["interp", "compiled", "eager"])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float32, np.uint8, np.int16])
+def test_dtype_views_are_live_bitcasts(mode, dtype):
+    ref = np.array([[1.5, -2.0, np.nan, 0.0], [1e300, -0.0, 7.25, 2.0 ** -1070]])
+    opts = {"interp": {"backend": "numpy"}, "compiled": {"eager_threshold": 0},
+            "eager": {}}[mode]
+    with la.options(**opts):
+        x, n = la.asarray(ref), ref.copy()
+        v, nv = x.view(dtype), n.view(dtype)
+        assert v.shape == nv.shape and v.dtype == nv.dtype
+        x[0, 0] = 3.0  # seen through the dtype view
+        n[0, 0] = 3.0
+        np.testing.assert_array_equal(np.asarray(v), nv)
+        v[1, :2] = 0  # and written through it
+        nv[1, :2] = 0
+        np.testing.assert_array_equal(np.asarray(x), n)
+        np.testing.assert_array_equal(np.asarray(v[:, 1:] == v[:, 1:]), nv[:, 1:] == nv[:, 1:])
+    with pytest.raises(ValueError, match="last axis must be contiguous"):
+        x.T.view(np.float32)

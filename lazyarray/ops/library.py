@@ -104,6 +104,9 @@ LIBRARY: dict[str, LibraryCall] = {c.name: c for c in [
                 ("bins", "lo", "hi", "density"), 2),
     LibraryCall("choose", lambda a, *choices, mode: np.choose(a, choices, mode=mode),
                 ("mode",)),
+    # x.view(dtype): the same bytes read as another dtype (XLA's bitcast-convert)
+    LibraryCall("bitcast", lambda x, dtype: np.ascontiguousarray(x).view(np.dtype(dtype)),
+                ("dtype",)),
     LibraryCall("solve", _linalg("solve")),
     LibraryCall("inv", _linalg("inv")),
     LibraryCall("det", _linalg("det")),
