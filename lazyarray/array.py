@@ -477,7 +477,7 @@ class Array:
         if dt.kind not in "biufc":
             raise TypeError(f"lazyarray does not support arrays of dtype {dt}")
         proxy = self._layout().view(dt)  # NumPy's checks and messages (ValueError)
-        return self._view(_bitcast, (dt.str, proxy.shape), proxy)
+        return self._view(_bitcast, (dt.name, proxy.shape), proxy)
 
     def __len__(self) -> int:
         if not self.shape:
