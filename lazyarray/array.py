@@ -661,7 +661,8 @@ class Array:
             node = st.node
             v = node._host
             if (v is None or node.op != "buffer" or sys.getrefcount(node) > 3
-                    or sys.getrefcount(v) > 3 or not v.flags.owndata):
+                    or sys.getrefcount(v) > 3 or not v.flags.owndata
+                    or node.device is not None):  # a GPU copy would go stale
                 return False
             if not v.flags.writeable:  # read-only again once `Node.value` hands it out
                 v.flags.writeable = True
@@ -725,7 +726,8 @@ class Array:
         # pending graph, no copy() sharing it) and only the node refers to its array (no NumPy
         # caller holds it; refcounts: the slot, `new` and getrefcount's own argument).
         inplace = (sys.getrefcount(node) <= 3 and sys.getrefcount(new) <= 3
-                   and new.flags.owndata and new.flags.c_contiguous)
+                   and new.flags.owndata and new.flags.c_contiguous
+                   and node.device is None)  # no GPU copy that would go stale
         if inplace:
             new.flags.writeable = True
         else:

@@ -183,7 +183,8 @@ def _refs(order: list[Node], inner: dict) -> dict[int, tuple[int, int]]:
         if n.op != "buffer" or id(n) not in inner:
             continue
         v = n._host
-        if not isinstance(v, np.ndarray) or not v.flags.c_contiguous or not whole_owner(v):
+        if not isinstance(v, np.ndarray) or not v.flags.c_contiguous or not whole_owner(v) \
+                or n.device is not None:  # a GPU copy of it would go stale
             continue
         owner = v if v.base is None else v.base
         if owner is v:
