@@ -785,7 +785,10 @@ def test_compiled_vmath_hypothesis(name, x):
         assert _ulp_distance(got, want).max() <= 1
         assert np.array_equal(np.signbit(got[got == 0]), np.signbit(want[want == 0]))
         fused = np.asarray(f(la.asarray(x)) * 2.0 + 1.0)
-        assert _ulp_distance(fused, want * 2.0 + 1.0).max() <= 2
+        # the fused kernel does the same arithmetic on the same values (comparing with
+        # `want * 2 + 1` would amplify the one-ulp difference wherever `* 2 + 1` cancels,
+        # e.g. log1p(-1/3) * 2 + 1: 4 ulp)
+        assert _ulp_distance(fused, got * 2.0 + 1.0).max() <= 1
         if not np.isnan(want).any() and not np.isinf(want).any():
             s = float(np.asarray(f(la.asarray(x)).sum()))
             assert abs(s - want.sum()) <= 1e-12 * max(1.0, np.abs(want).sum())
