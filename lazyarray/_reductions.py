@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from lazyarray.array import Array, _fallback, as_node, wrap
+from lazyarray.array import Array, _eager, _fallback, _small, as_node, wrap
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
@@ -17,8 +17,25 @@ from lazyarray.ops.dtypes import reduce_dtype
 _NO_VALUE = np._NoValue
 
 
+_NUMPY_REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max,
+                     "minimum": np.min, "or": np.any, "and": np.all}
+
+
+def _tiny(a):
+    """NumPy's value of `a` when the eager tier computes this reduction at once (a tiny,
+    computed, whole array), else None."""
+    return _small(a) if type(a) is Array else None
+
+
 def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VALUE,
             where=True, out=None) -> Array:
+    if out is None and where is True:
+        v = _tiny(a)
+        if v is not None:  # the eager tier: NumPy's own reduction, right now
+            kw = {} if dtype is None else {"dtype": dtype}
+            if initial is not _NO_VALUE:
+                kw["initial"] = initial
+            return _eager(_NUMPY_REDUCTIONS[name](v, axis=axis, keepdims=keepdims, **kw))
     node = as_node(a)
     if where is not True:
         return _fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
@@ -141,6 +158,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """
     if where is not True:
         return _fallback(np.mean, a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    if out is None:
+        v = _tiny(a)
+        if v is not None:  # the eager tier
+            return _eager(np.mean(v, axis=axis, dtype=dtype, keepdims=keepdims))
     node = as_node(a)
     n = _count(node, axis)
     acc = dtype
@@ -166,6 +187,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
                          where=where, mean=mean)
     if correction is not _NO_VALUE:
         ddof = correction
+    if out is None:
+        v = _tiny(a)
+        if v is not None:  # the eager tier
+            return _eager(np.var(v, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
     node = as_node(a)
     n = _count(node, axis)
     dt = np.float64 if dtype is None and node.dtype.kind in "biu" else dtype
@@ -185,6 +210,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=_NO_VALUE):
     """Standard deviation along the given axes: sqrt of `var` (see numpy.std)."""
+    if out is None and where is True and mean is None:
+        t = _tiny(a)
+        if t is not None:  # the eager tier
+            ddof = ddof if correction is _NO_VALUE else correction
+            return _eager(np.std(t, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
             correction=correction)
     if not isinstance(v, Array) or v._storage.node.op == "buffer" and where is not True:
