@@ -6,6 +6,7 @@ import builtins
 
 import numpy as np
 
+from lazyarray import config
 from lazyarray.array import Array, _eager, _fallback, _tiny_values, _UFUNCS, operand, wrap
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
@@ -21,7 +22,7 @@ def where(condition, x=None, y=None):
         return _fallback(np.where, condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
-    values = _tiny_values((condition, x, y))
+    values = _tiny_values((condition, x, y)) if config.get().backend != "cuda" else None
     if values is not None:  # the eager tier: NumPy's where, right now
         return _eager(np.where(*values))
     c, a, b = operand(condition), operand(x), operand(y)
@@ -45,7 +46,8 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
     if kwargs:  # ufunc options: NumPy's own clip
         return _fallback(np.clip, a, a_min, a_max, out=out, min=min, max=max, **kwargs)
     if out is None and np._NoValue not in (a_min, a_max) and min is max is np._NoValue:
-        values = _tiny_values((a, a_min, a_max))  # None bounds: not tiny values, stays lazy
+        # None bounds are not tiny values: those stay lazy (and so does the CUDA backend)
+        values = _tiny_values((a, a_min, a_max)) if config.get().backend != "cuda" else None
         if values is not None:  # the eager tier: NumPy's clip, right now
             return _eager(np.clip(*values))
     lo = a_min if a_min is not np._NoValue else min

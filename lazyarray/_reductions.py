@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from lazyarray import config
 from lazyarray.array import Array, _eager, _fallback, _small, as_node, wrap
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
@@ -23,8 +24,9 @@ _NUMPY_REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max,
 
 def _tiny(a):
     """NumPy's value of `a` when the eager tier computes this reduction at once (a tiny,
-    computed, whole array), else None."""
-    return _small(a) if type(a) is Array else None
+    computed, whole array; not on the CUDA backend, where reductions follow the data onto
+    the GPU), else None."""
+    return _small(a) if type(a) is Array and config.get().backend != "cuda" else None
 
 
 def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VALUE,

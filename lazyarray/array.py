@@ -487,6 +487,11 @@ class Array:
     # ---- materialization -------------------------------------------------------------
     def _value(self) -> np.ndarray:
         """Compute the storage's current version (as NumPy would hold it), then view it."""
+        if not self._chain:  # the whole storage: computed already, or computed here
+            node = self._storage.node
+            if node.op != "buffer":
+                engine.materialize([node])  # where the backend computes (the GPU's: fetched)
+            return node.value
         engine.materialize([self._storage.node])
         node = self._node
         engine.materialize([node], host=True)  # a view of the computed base: NumPy's view

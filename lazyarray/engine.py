@@ -113,6 +113,11 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
 
     Floating-point warnings NumPy would give (np.errstate "warn") are issued afterwards, once
     each, at the user's line that forced the evaluation."""
+    for n in nodes:  # nothing pending (an observed eager result, a computed array): no work
+        if n.op != "buffer" or host and n._host is None:
+            break
+    else:
+        return
     with fpstate.recording() as rec:
         try:
             _materialize(nodes, host)
