@@ -192,7 +192,7 @@ def test_debug_levels_print_what_they_promise(caplog):
 
 def test_debug_level_one_on_the_interpreter(caplog):
     with caplog.at_level(logging.DEBUG, logger="lazyarray.debug"), la.options(debug=1):
-        x = la.arange(10.0) * 2
+        x = la.arange(5000.0) * 2  # above the eager tier, below the interpreter threshold
         x.sum().item()
     assert "interpreter" in caplog.text and "0 kernels" in caplog.text
 
