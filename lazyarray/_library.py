@@ -93,28 +93,26 @@ def _kth(kth, n: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def partition(a, kth, axis=-1, kind="introselect", order=None):
-    """`a` with the k-th element in its sorted place (numpy.partition)."""
+def _partition_call(target: str, np_fn, a, kth, axis, kind, order, indices: bool):
     if order is not None or kind != "introselect":
-        return _fallback(np.partition, a, kth, axis=axis, kind=kind, order=order)
+        return _fallback(np_fn, a, kth, axis=axis, kind=kind, order=order)
     a = _arr(a)
     a, ax = _flat_or(a, axis)
     if a.ndim == 0:
         raise AxisError(-1, 0)
     ks = _kth(kth, a.shape[ax])
-    return library_call("partition", [a], {"kth": ks, "axis": ax}, (a.shape, a.dtype))
+    return library_call(target, [a], {"kth": ks, "axis": ax},
+                        (a.shape, np.intp if indices else a.dtype))
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """`a` with the k-th element in its sorted place (numpy.partition)."""
+    return _partition_call("partition", np.partition, a, kth, axis, kind, order, False)
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """Indices that partition `a` (numpy.argpartition)."""
-    if order is not None or kind != "introselect":
-        return _fallback(np.argpartition, a, kth, axis=axis, kind=kind, order=order)
-    a = _arr(a)
-    a, ax = _flat_or(a, axis)
-    if a.ndim == 0:
-        raise AxisError(-1, 0)
-    ks = _kth(kth, a.shape[ax])
-    return library_call("argpartition", [a], {"kth": ks, "axis": ax}, (a.shape, np.intp))
+    return _partition_call("argpartition", np.argpartition, a, kth, axis, kind, order, True)
 
 
 def searchsorted(a, v, side="left", sorter=None):
