@@ -1,6 +1,6 @@
 """Maximum ulp distance between the compiled kernels' sin, cos, log, log1p, expm1 and NumPy's.
 
-    python -m scripts.vmath_ulp [--n 4000000] [--seed 0]     (from the repository root)
+    python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0]     (from the repository root)
 
 Runs each function through a compiled lazyarray kernel (eager tier off) over several ranges
 of random arguments and prints, per function, dtype and range: the maximum ulp distance to
