@@ -1,6 +1,6 @@
 """Does LLVM vectorize the loops around the compiled sin, cos, log and exp?
 
-    python -m scripts.vmath_asm [-v]     (from the repository root)
+    python asv_bench/tools/vmath_asm.py [-v]     (from the repository root)
 
 Builds a few kernels the way lazyarray does (W1's `a*b + c*d - sin(e)`, a `cos` sum, a
 `log`, a `log1p`, an `expm1`, W4's exp row sum), recompiles each generated source with Numba's serial `njit`
