@@ -77,7 +77,7 @@ def _into(result: Array, out):
     return out
 
 
-def _not_complex(x: Array, name: str) -> None:
+def _not_complex(x: Array) -> None:
     if x.dtype.kind == "c":
         raise TypeError("This operation is not supported for complex values because it would "
                         "be ambiguous.")
@@ -86,14 +86,14 @@ def _not_complex(x: Array, name: str) -> None:
 def isposinf(x, out=None):
     """True where `x` is +inf (numpy.isposinf)."""
     x = _arr(x)
-    _not_complex(x, "isposinf")
+    _not_complex(x)
     return _into(la.isinf(x) & ~la.signbit(x), out)
 
 
 def isneginf(x, out=None):
     """True where `x` is -inf (numpy.isneginf)."""
     x = _arr(x)
-    _not_complex(x, "isneginf")
+    _not_complex(x)
     return _into(la.isinf(x) & la.signbit(x), out)
 
 

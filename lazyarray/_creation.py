@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import TINY, Array, _device_name, as_node
+from lazyarray.array import Array, _device_name, as_node
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
 
@@ -89,7 +89,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     else:
         with np.errstate(all="ignore"):
             value = np.array(fill_value).astype(dt)
-    if math.prod(shape) < min(TINY, config.get().eager_threshold):  # the eager tier
+    if math.prod(shape) < config.get().eager_limit:  # the eager tier
         return Array(buffer(np.full(shape, value, dt)))
     return Array(build.broadcast_to(constant(value, dt), shape))
 

@@ -59,24 +59,24 @@ def _flat_or(a: Array, axis):
     return a, _norm_axis(axis, a.ndim)
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """A sorted copy of `a` (numpy.sort): NaNs last, NumPy's algorithms."""
+def _sort_call(target: str, np_fn, a, axis, kind, order, stable, indices: bool):
     if order is not None:
-        return _fallback(np.sort, a, axis=axis, kind=kind, order=order, stable=stable)
+        return _fallback(np_fn, a, axis=axis, kind=kind, order=order, stable=stable)
     a = _arr(a)
     kind = _kind(kind, stable)
     a, ax = _flat_or(a, axis)
-    return library_call("sort", [a], {"axis": ax, "kind": kind}, (a.shape, a.dtype))
+    return library_call(target, [a], {"axis": ax, "kind": kind},
+                        (a.shape, np.intp if indices else a.dtype))
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """A sorted copy of `a` (numpy.sort): NaNs last, NumPy's algorithms."""
+    return _sort_call("sort", np.sort, a, axis, kind, order, stable, False)
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """Indices that sort `a` (numpy.argsort); ties ordered as NumPy orders them."""
-    if order is not None:
-        return _fallback(np.argsort, a, axis=axis, kind=kind, order=order, stable=stable)
-    a = _arr(a)
-    kind = _kind(kind, stable)
-    a, ax = _flat_or(a, axis)
-    return library_call("argsort", [a], {"axis": ax, "kind": kind}, (a.shape, np.intp))
+    return _sort_call("argsort", np.argsort, a, axis, kind, order, stable, True)
 
 
 def _kth(kth, n: int) -> tuple[int, ...]:

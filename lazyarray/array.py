@@ -18,7 +18,6 @@ import numpy as np
 from lazyarray import config, engine, stats
 from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf
-from lazyarray.ir import fpstate
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, strided_view
 
@@ -678,7 +677,7 @@ class Array:
         """Is the storage computed and below the eager tier's size (see `_tiny_values`)?"""
         node = self._storage.node
         return (node.op == "buffer" and node.on_host
-                and node.value.size < min(TINY, config.get().eager_threshold))
+                and node.value.size < config.get().eager_limit)
 
     def _write(self, target: np.ndarray, value: Node) -> None:
         """Replace the storage's node with an `update` of its old version over `target`."""

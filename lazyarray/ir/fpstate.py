@@ -77,7 +77,7 @@ _last: tuple = (None, frozenset(), None)  # (NumPy state object, its "warn" set,
 
 def _warn_state() -> tuple:
     """(state, the categories in "warn", the same state with those raising), memoized on
-    NumPy's state object (np.geterr costs microseconds; tiny eager ops cost less)."""
+    NumPy's state object (np.geterr costs microseconds)."""
     global _last
     obj = _EXTOBJ.get() if _EXTOBJ is not None else None
     last = _last
@@ -93,28 +93,6 @@ def _warn_state() -> tuple:
     if obj is not None:
         _last = state
     return state
-
-
-def eager(fn, *args):
-    """`fn(*args)`, a NumPy call made for the user right away (tiny arrays): NumPy's warnings
-    are issued at the user's line instead of lazyarray's."""
-    _, warn, raising = _warn_state()
-    if not warn or raising is None:
-        return fn(*args)
-    token = _EXTOBJ.set(raising)
-    try:
-        return fn(*args)
-    except FloatingPointError as exc:
-        _EXTOBJ.reset(token)
-        token = None
-        rec = Recorder(warn)
-        try:
-            return retry(rec, exc, fn, *args)
-        finally:
-            emit(rec)
-    finally:
-        if token is not None:
-            _EXTOBJ.reset(token)
 
 
 @contextlib.contextmanager
