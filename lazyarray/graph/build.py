@@ -50,19 +50,22 @@ def _operand(x, dtype: np.dtype, shape: tuple[int, ...]) -> Node:
     return broadcast_to(_scalar_constant(x, dtype), shape)
 
 
-@functools.lru_cache(maxsize=512)
-def _cached_constant(text: str, value, dtype: np.dtype) -> Node:
-    return constant(scalar_as(value, dtype), dtype)
+_CONSTANTS: dict = {}
 
 
 def _scalar_constant(value, dtype: np.dtype) -> Node:
     """Constant leaves are immutable: the same Python scalar in a loop body is one node."""
-    if type(value) in (int, float, bool):
-        try:
-            # keyed by repr: 1 == 1.0 == True and 0.0 == -0.0 must stay distinct constants
-            return _cached_constant(repr(value), value, dtype)
-        except TypeError:
-            pass
+    t = type(value)
+    if t is float or t is int or t is bool:
+        # 1 == 1.0 == True (the type is in the key) and 0.0 == -0.0 (zeros keyed by repr)
+        key = (t, value if value else repr(value), dtype)
+        c = _CONSTANTS.get(key)
+        if c is None:
+            c = constant(scalar_as(value, dtype), dtype)
+            if len(_CONSTANTS) >= 1024:
+                _CONSTANTS.clear()
+            _CONSTANTS[key] = c
+        return c
     return constant(scalar_as(value, dtype), dtype)
 
 
@@ -79,11 +82,67 @@ def _comparison_types(types: list, args: tuple) -> list:
     return out
 
 
+_PLANS: dict = {}  # (op, dtype=, operand dtypes/shapes or scalar types) -> typing plan
+
+
 def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
     """Apply the elementwise op `name` to Nodes/scalars with NumPy's promotion and broadcasting.
 
-    `dtype` fixes the output dtype as the ufunc's `dtype=` argument does.
+    `dtype` fixes the output dtype as the ufunc's `dtype=` argument does. The typing and
+    broadcasting of a (op, operand types and shapes) combination is worked out once and
+    memoized: building a node is then a dictionary lookup and the node itself.
     """
+    key = [name, dtype]
+    for a in args:
+        if type(a) is Node:
+            key += (a.dtype, a.shape)
+        else:
+            key.append(type(a))
+    key = tuple(key)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _elementwise_plan(name, args, dtype)
+        if plan is None:  # value-dependent typing: not memoized
+            return _elementwise(name, args, dtype)
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    out_dtype, shape, loop_in = plan
+    srcs = []
+    folded = True
+    for a, dt in zip(args, loop_in):
+        if type(a) is Node:
+            if a.dtype is not dt:
+                a = convert(a, dt)
+            if folded and a.op != "constant":
+                folded = False
+        else:
+            a = _scalar_constant(a, dt)
+        if a.shape != shape:
+            a = broadcast_to(a, shape)
+        srcs.append(a)
+    if folded:
+        return _fold(name, srcs, out_dtype)
+    return Node(name, tuple(srcs), shape, out_dtype)
+
+
+def _elementwise_plan(name: str, args: tuple, dtype) -> tuple | None:
+    """(output dtype, broadcast shape, loop input dtypes) of an elementwise op, or None when
+    the typing depends on a value (an out-of-range Python int in a comparison)."""
+    op = OPS[name]
+    types = [a.dtype if isinstance(a, Node) else weak_type(a) for a in args]
+    if name in _COMPARISONS and int in types:
+        return None
+    if not all(isinstance(a, Node) or type(a) in (int, float, bool, complex) for a in args):
+        return None  # NumPy scalars: keyed by value type alone would be ambiguous
+    uf = op.dtype_ufunc or op.ref
+    loop = ufunc_loop(uf, tuple(types), dtype)
+    shapes = [a.shape for a in args if isinstance(a, Node)]
+    shape = shapes[0] if all(s == shapes[0] for s in shapes) else _broadcast_shapes(shapes)
+    return loop[uf.nin + op.output], shape, loop[: uf.nin]
+
+
+def _elementwise(name: str, args: tuple, dtype) -> Node:
     op = OPS[name]
     types = [a.dtype if isinstance(a, Node) else weak_type(a) for a in args]
     if name in _COMPARISONS and int in types:
@@ -93,12 +152,17 @@ def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
     loop_in, out_dtype = loop[: uf.nin], loop[uf.nin + op.output]
     shapes = [a.shape for a in args if isinstance(a, Node)]
     shape = shapes[0] if all(s == shapes[0] for s in shapes) else _broadcast_shapes(shapes)
-    srcs = tuple(_operand(a, dt, shape) for a, dt in zip(args, loop_in, strict=True))
-    if all(s.op == "constant" for s in srcs):  # fold scalar work right away (NumPy semantics)
-        with np.errstate(all="ignore"):
-            value = np.asarray(op.ref(*(s.value for s in srcs)))
-        return constant(value.astype(out_dtype, copy=False), out_dtype)
-    return Node(name, srcs, shape, out_dtype)
+    srcs = [_operand(a, dt, shape) for a, dt in zip(args, loop_in, strict=True)]
+    if all(s.op == "constant" for s in srcs):
+        return _fold(name, srcs, out_dtype)
+    return Node(name, tuple(srcs), shape, out_dtype)
+
+
+def _fold(name: str, srcs: list, out_dtype: np.dtype) -> Node:
+    """Scalar work is done right away (NumPy semantics)."""
+    with np.errstate(all="ignore"):
+        value = np.asarray(OPS[name].ref(*(s.value for s in srcs)))
+    return constant(value.astype(out_dtype, copy=False), out_dtype)
 
 
 def _broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
