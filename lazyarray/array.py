@@ -114,6 +114,9 @@ def _wrap_result(out):
     return out
 
 
+_NOARG = object()  # no positional argument given (ufunc.__call__)
+
+
 class ufunc:
     """A NumPy ufunc over lazy Arrays: same name, attributes, promotion and broadcasting."""
 
@@ -127,29 +130,31 @@ class ufunc:
         self._rows = MULTI_OUTPUT.get(self.__name__, (self.__name__,))
         # the op of a one-output ufunc that the graph has (the fast path of `__call__`)
         self._op = self._rows[0] if self.nout == 1 and self._rows[0] in OPS else None
+        self._unary = self.nin == 1 and self.nout == 1
 
     def __repr__(self) -> str:
         return f"<lazyarray ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, x=_NOARG, /, *args, **kwargs):
+        if type(x) is Array and self._unary and not args and not kwargs:  # f(x): hot path
+            v = x._val  # tiny by construction (see _value_array)
+            if v is None:
+                v = _small(x)
+            if v is not None:
+                _eager_op()
+                a = _new_array(Array)
+                a._val = self._np(v)  # an ndarray, or a NumPy scalar for 0-d (see _binary)
+                a._st = a._proxy = a._base = None
+                a._chain = ()
+                return a
+            if self._op is not None:
+                return _lazy(self._op, (x,))
+        if x is not _NOARG:
+            args = (x, *args)
         if not kwargs:
-            if len(args) == 1 and type(args[0]) is Array and self.nout == 1:  # f(x): hot path
-                v = args[0]._val
-                if v is None:
-                    v = _small(args[0])
-                if v is not None and v.size < _options().eager_limit:
-                    _counters["eager_ops"] += 1
-                    a = _new_array(Array)
-                    # an ndarray, or a NumPy scalar for 0-d (see _binary)
-                    a._val = self._np(v)
-                    a._st = a._proxy = a._base = None
-                    a._chain = ()
-                    return a
-                if v is None and self._op is not None:
-                    return _lazy(self._op, args)
             values = _tiny_values(args)
             if values is not None:  # tiny, computed inputs: NumPy's own call, right now
-                _counters["eager_ops"] += 1
+                _eager_op()
                 res = self._np(*values)  # under the caller's error state (see _binary)
                 return tuple(map(_eager, res)) if self.nout > 1 else _eager(res)
             if self._op is not None and len(args) == self.nin:
@@ -274,6 +279,7 @@ def _small(a: Array) -> np.ndarray | None:
 
 
 _counters = stats.counters
+_eager_op = stats.eager_op  # counts one eager-tier operation
 
 
 def _eager(res) -> Array:
@@ -288,7 +294,11 @@ def _eager(res) -> Array:
 
 def _value_array(value: np.ndarray) -> Array:
     """An Array holding a fresh value nothing else refers to, without __init__ (the eager
-    tier's hot path; see `Array._storage`)."""
+    tier's hot path; see `Array._storage`). Values of TINY elements or more (a broadcast
+    of tiny operands) become ordinary graph leaves: `_val` is only ever a tiny value, so
+    operators on it with a scalar need no size check."""
+    if value.size >= TINY:
+        return Array(buffer(value))
     a = _new_array(Array)
     a._val, a._st, a._chain, a._proxy, a._base = value, None, (), None, None
     return a
@@ -320,33 +330,41 @@ def _binary(name: str, py_op, reflected: bool = False):
     fast = name in OPS and name not in MULTI_OUTPUT
 
     def method(self, other):
-        # the eager tier, inlined (this is the hot path of tiny-array code: see W9)
-        v = self._val
+        # the eager tier, inlined: the hot path of tiny-array code (W9)
+        v = self._val  # tiny by construction (see _value_array)
         if v is None:
             v = _small(self)
         if v is not None:
             t = type(other)
             if t is float:
-                w = other
-                if type(v) is _ndarray and other and v.dtype is _F64:
-                    w = _F64_CONSTANTS.get(other)
-                    if w is None:
-                        w = _f64_constant(other)
-            elif t is int:
-                w = other
-            else:
-                w = _small(other) if t is Array else None
-            if w is not None and v.size < _options().eager_limit:
-                _counters["eager_ops"] += 1
+                _eager_op()
                 # NumPy's operator (its scalar arithmetic for NumPy scalars costs a tenth of
                 # the ufunc call), under the caller's error state: NumPy warns, raises or
                 # ignores as it would (a warning names this line, not the caller's: finding
                 # the caller's would cost as much as the operation; docs/semantics.md)
+                if type(v) is _ndarray and other and v.dtype is _F64:
+                    w = _F64_CONSTANTS.get(other)
+                    if w is None:
+                        w = _f64_constant(other)
+                    other = w
                 a = _new_array(Array)
-                a._val = py_op(w, v) if reflected else py_op(v, w)
+                a._val = py_op(other, v) if reflected else py_op(v, other)
                 a._st = a._proxy = a._base = None
                 a._chain = ()
                 return a
+            if t is int:
+                _eager_op()
+                a = _new_array(Array)
+                a._val = py_op(other, v) if reflected else py_op(v, other)
+                a._st = a._proxy = a._base = None
+                a._chain = ()
+                return a
+            if t is Array:
+                w = _small(other)
+                if w is not None:
+                    _eager_op()
+                    # a broadcast may grow: checked there
+                    return _value_array(py_op(w, v) if reflected else py_op(v, w))
         if not isinstance(other, (Array, np.ndarray, np.generic, bool, int, float, complex,
                                   list, tuple)):
             return NotImplemented
@@ -377,7 +395,7 @@ class Array:
     size and len() never compute anything.
     """
 
-    __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_st", "_val")
+    __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_st", "_val", "_vnode")
     __array_priority__ = 100.0
 
     def __init__(self, node: Node):
@@ -410,10 +428,18 @@ class Array:
 
     @property
     def _node(self) -> Node:
-        """The current value's graph node: the view chain over the storage's current version."""
-        node = self._storage.node
+        """The current value's graph node: the view chain over the storage's current version
+        (a view remembers the node it built for the version it last saw)."""
+        base = self._storage.node
+        if not self._chain:
+            return base
+        memo = self._vnode
+        if memo is not None and memo[0] is base:
+            return memo[1]
+        node = base
         for fn, args in self._chain:
             node = fn(node, *args)
+        self._vnode = (base, node)
         return node
 
     def _layout(self) -> np.ndarray:
@@ -421,10 +447,12 @@ class Array:
 
     def _view(self, fn, args: tuple, proxy: np.ndarray) -> Array:
         """A view of this array: same storage, one more op in the chain (validated now)."""
-        fn(self._node, *args)
+        st = self._storage
+        version = st.node
+        node = fn(self._node, *args)
         v = Array.__new__(Array)
-        v._storage, v._chain, v._proxy = self._storage, (*self._chain, (fn, args)), proxy
-        v._base = self._root()
+        v._storage, v._chain, v._proxy = st, (*self._chain, (fn, args)), proxy
+        v._base, v._vnode = self._root(), (version, node)
         return v
 
     def _root(self) -> Array:
@@ -549,6 +577,11 @@ class Array:
     # ---- materialization -------------------------------------------------------------
     def _value(self) -> np.ndarray:
         """Compute the storage's current version (as NumPy would hold it), then view it."""
+        v = self._val
+        if type(v) is np.ndarray:  # an eager value: handed out read-only, as a leaf's is
+            if v.flags.writeable:  # (a later write copies it first: see _small_write)
+                v.flags.writeable = False
+            return v
         if not self._chain:  # the whole storage: computed already, or computed here
             node = self._storage.node
             if node.op != "buffer":
@@ -718,7 +751,9 @@ class Array:
         key = _as_numpy_key(key)
         v = self._val
         if v is not None:
-            if type(v) is not np.ndarray:  # a 0-d NumPy scalar: as an array, to write into
+            # a 0-d NumPy scalar: as an array, to write into; a value handed out (read-only,
+            # see _value): a copy, so what the caller holds keeps its value
+            if type(v) is not np.ndarray or not v.flags.writeable:
                 v = self._val = np.array(v)
         else:
             st = self._st
@@ -1044,9 +1079,16 @@ def _normalize_key(key):
     """Basic index as a tuple of ints, slices, None and Ellipsis (NumPy ints as Python ints),
     with an Ellipsis, so that NumPy indexing a proxy always returns a view (0-d included)."""
     keys = key if isinstance(key, tuple) else (key,)
-    keys = tuple(k if k is None or k is Ellipsis or isinstance(k, slice) else operator.index(k)
-                 for k in keys)
-    return keys if any(k is Ellipsis for k in keys) else (*keys, Ellipsis)
+    out, ellipsis = [], False
+    for k in keys:
+        if k is Ellipsis:
+            ellipsis = True
+        elif k is not None and type(k) is not slice:
+            k = operator.index(k)
+        out.append(k)
+    if not ellipsis:
+        out.append(Ellipsis)
+    return tuple(out)
 
 
 def _as_numpy_key(key):

@@ -107,7 +107,7 @@ def stablehlo_of(*arrays, params=()) -> str:
     leaves = []
     for i, p in enumerate(params):
         node = p._node
-        if node.op != "buffer":
+        if p._chain or node.op != "buffer":
             raise ValueError(f"stablehlo export: params[{i}] is a view; pass whole arrays")
         leaves.append(node)
     nodes = [a._node if isinstance(a, Array) else Array(buffer(np.array(a)))._node

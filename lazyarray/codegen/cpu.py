@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 7  # 7: kernels also return a count of possible floating-point events
+CODEGEN_VERSION = 8  # 7: kernels return a count of possible FP events; 8: flat strided loads
 
 
 class Unsupported(Exception):
@@ -184,7 +184,7 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
     for p, dims in spec.loads:
         if dims is not None:
             if only is None or p in only:
-                lines.append(f"x{p} = a{k}[{', '.join(idx[d] for d in dims)}]")
+                lines.append(f"x{p} = a{k}[{_load_index(spec, k, dims, idx)}]")
             k += 1
     tables = {g: (k, dims) for k, (g, dims) in enumerate(spec.tables)}
     here = [i for i, ins in enumerate(comp.instrs)
@@ -215,6 +215,25 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
         lines.append("fpf |= " + (conds[0] if len(conds) == 1 else
                                   " | ".join(f"({c})" for c in conds)))
     return lines
+
+
+def _load_index(spec: Spec, k: int, dims: tuple[int, ...], idx: list[str]) -> str:
+    """The subscript of array load `k`: its indices, or for a flat load (`Spec.flat`) the
+    unsigned offset `i_0 * f<k>_0 + ... + i_last` (no negative-index wraparound to rule out)."""
+    if k not in spec.flat:
+        return ", ".join(idx[d] for d in dims)
+    terms = [f"np.uint64({idx[d]}) * f{k}_{j}" for j, d in enumerate(dims[:-1])]
+    return " + ".join([*terms, f"np.uint64({idx[dims[-1]]})"])
+
+
+def _flat_params(spec: Spec) -> list[str]:
+    k, out = 0, []
+    for _, dims in spec.loads:
+        if dims is not None:
+            if k in spec.flat:
+                out += [f"f{k}_{j}" for j in range(len(dims) - 1)]
+            k += 1
+    return out
 
 
 def _ancestors(comp: Module, spec: Spec, roots, stop=frozenset()) -> set[int]:
@@ -362,6 +381,7 @@ def _signature(comp: Module, spec: Spec) -> list[str]:
     params += [f"a{k}" for k in range(n_arr)]
     params += [f"t{k}" for k in range(len(spec.tables))]
     params += [f"s{k}" for k in range(len(spec.loads) - n_arr)]
+    params += _flat_params(spec)
     params += [f"n{d}" for d in range(spec.rank)]
     if spec.kind == "reduce":
         params += [f"init{k}" for k in range(len(_reductions(comp)))] + ["nchunks"]

@@ -258,29 +258,38 @@ def getitem(node: Node, key) -> Node:
     """Basic indexing (ints, slices, Ellipsis, None) as slice + reshape."""
     if not isinstance(key, tuple):
         key = (key,)
-    n_real = sum(k is not None and k is not Ellipsis for k in key)
-    if sum(k is Ellipsis for k in key) > 1:
+    ndim = len(node.shape)
+    n_real = n_ellipsis = 0
+    for k in key:
+        if k is Ellipsis:
+            n_ellipsis += 1
+        elif k is not None:
+            n_real += 1
+    if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if n_real > len(node.shape):
+    if n_real > ndim:
         raise IndexError(
-            f"too many indices for array: array is {len(node.shape)}-dimensional, "
+            f"too many indices for array: array is {ndim}-dimensional, "
             f"but {n_real} were indexed"
         )
-    if Ellipsis in key:
-        i = key.index(Ellipsis)
-        key = key[:i] + (slice(None),) * (len(node.shape) - n_real) + key[i + 1 :]
-    else:
-        key = key + (slice(None),) * (len(node.shape) - n_real)
-    slices, out_shape, dim = [], [], 0
+    if n_ellipsis:
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + (slice(None),) * (ndim - n_real) + key[i + 1:]
+    elif n_real < ndim:
+        key = key + (slice(None),) * (ndim - n_real)
+    slices, out_shape, sliced_shape, dim = [], [], [], 0
+    whole = True
     for k in key:
         if k is None:
             out_shape.append(1)
             continue
         n = node.shape[dim]
-        if isinstance(k, slice):
+        if type(k) is slice:
             s = k.indices(n)
-            slices.append(s)
-            out_shape.append(len(range(*s)))
+            m = len(range(*s))
+            out_shape.append(m)
+            if s != (0, n, 1):
+                whole = False
         else:
             try:
                 i = operator.index(k)
@@ -292,9 +301,14 @@ def getitem(node: Node, key) -> Node:
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
             i %= n
-            slices.append((i, i + 1, 1))
+            s, m, whole = (i, i + 1, 1), 1, False
+        slices.append(s)
+        sliced_shape.append(m)
         dim += 1
-    return reshape(slice_(node, tuple(slices)), tuple(out_shape))
+    sliced_shape, out_shape = tuple(sliced_shape), tuple(out_shape)
+    sliced = node if whole else Node("slice", (node,), sliced_shape, node.dtype,
+                                     (("slices", tuple(slices)),))
+    return sliced if sliced_shape == out_shape else reshape(sliced, out_shape)
 
 
 # ---- reductions ----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ SOURCES = frozenset({"parameter", "constant"})
 REDUCE_LIKE = frozenset({"reduce", "argreduce", "scan"})
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)  # immutable by convention (frozen=True triples build cost)
 class Instr:
     opcode: str
     operands: tuple[int, ...]

@@ -176,7 +176,7 @@ def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, 
     kept = tuple(n for n, r in zip(sizes, spec.reduced, strict=True) if not r)
     canon_shape = (sizes if spec.kind in ("loop", "scan") else kept) or (1,)
     if store is not None:
-        return [store[0]], [store[1]], [*launch.scalars, *sizes]
+        return [store[0]], [store[1]], [*launch.scalars, *launch.flat_strides, *sizes]
     results = [pool.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
     head = [r.reshape(canon_shape) for r in results]
     inits = []
@@ -189,7 +189,7 @@ def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, 
             inits.append(reduce_init(name, adt))
             shape = (nparts, *kept) if partial_mode(spec) else (1,)
             head.append(np.full(shape, inits[-1], adt))
-    tail = [*launch.scalars, *sizes]
+    tail = [*launch.scalars, *launch.flat_strides, *sizes]
     if spec.kind == "reduce":
         tail += [*inits, _nchunks(sizes, kept) if spec.chunked else 1]
     if spec.kind == "scan":
@@ -234,6 +234,7 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
             or launch.spec.kind == "update":
         return None
     src = [next((j for j, o in enumerate(operands) if o is a), None) for a in launch.arrays]
+    src = [_recipe(a, operands) if j is None else j for j, a in zip(src, launch.arrays)]
     if None in src or not all(comp.instrs[_load_base(comp, p)].opcode == "constant"
                               for p, dims in launch.spec.loads if dims is None):
         return None
@@ -243,6 +244,30 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
     kernel = parallel if math.prod(launch.sizes) >= PARALLEL_MIN and not serial else serial_k
     return _Prepared(entry, kernel, outs, partials, src, tail,
                      _donor_candidates(comp, launch, operands))
+
+
+def _recipe(a: np.ndarray, operands: list) -> tuple | None:
+    """How to rebuild load array `a` (a view of an operand) from the operands of a later call
+    with the same layouts: (operand index, byte offset, shape, strides, writeable), or None
+    when `a` is not within one C-contiguous operand's memory."""
+    ptr = a.__array_interface__["data"][0]
+    lo = ptr + sum((n - 1) * st for n, st in zip(a.shape, a.strides) if st < 0)
+    hi = ptr + sum((n - 1) * st for n, st in zip(a.shape, a.strides) if st > 0) + a.itemsize
+    for j, o in enumerate(operands):
+        if isinstance(o, np.ndarray) and o.flags.c_contiguous and o.dtype == a.dtype:
+            start = o.__array_interface__["data"][0]
+            if start <= lo and hi <= start + o.nbytes:
+                return (j, ptr - start, a.shape, a.strides, a.flags.writeable)
+    return None
+
+
+def _rebuilt(recipe: tuple, operands: list) -> np.ndarray:
+    j, offset, shape, strides, writeable = recipe
+    o = operands[j]
+    v = np.ndarray(shape, o.dtype, buffer=o, offset=offset, strides=strides)
+    if not writeable and v.flags.writeable:
+        v.flags.writeable = False
+    return v
 
 
 def _donor_candidates(comp: Module, launch: Launch, operands: list) -> tuple[int, ...]:
@@ -290,7 +315,7 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
     if donors and p.candidates:
         _donate(results, args, operands, donors, p.candidates)
     args += [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
-    args += [operands[j] for j in p.src]
+    args += [operands[j] if type(j) is int else _rebuilt(j, operands) for j in p.src]
     args += p.tail
     record = None
     if trace is not None:
@@ -348,7 +373,7 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
         p = known.get(lkey) if known is not None else None
         if p is not None:
             return _run_prepared(p, ins, operands, trace, donors)
-    launch = plan(comp, operands)
+    launch = plan(comp, operands, flat=True)
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
     if trace is None:
@@ -378,7 +403,7 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     root = comp.instrs[comp.outputs[0]]
     k = comp.instrs[root.operands[0]].attr("index")
     base = operands[k]
-    launch = plan(comp, operands)
+    launch = plan(comp, operands, flat=True)
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
     # the interpreter (codegen declined, or an empty region) returns a new array

@@ -9,7 +9,7 @@ operand walks contiguously are merged. The kernel signature is the pattern that 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -31,6 +31,10 @@ class Spec:
     # per gather: (its instr id, canonical dims its table walks); the table array is indexed
     # by those dims, then by one index per gathered axis
     tables: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    # array loads (by position among them) passed as a flat 1-d window of their memory with
+    # unit stride along their last dim, indexed by unsigned arithmetic on the outer strides
+    # (runtime arguments): LLVM vectorizes those loads, not loads from strided 2-d views
+    flat: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -41,6 +45,7 @@ class Launch:
     scalars: list[object]  # per scalar load
     empty: bool  # the iteration space has no elements
     region: tuple | None = None  # update: (offset, canonical strides) in elements of the base
+    flat_strides: list = field(default_factory=list)  # np.uint64 outer strides of flat loads
 
 
 def load_points(comp: Module) -> list[int]:
@@ -79,9 +84,11 @@ def _value(comp: Module, i: int, operands: list, memo: dict):
     return v
 
 
-def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> Launch:
+def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
+         flat: bool = False) -> Launch:
     """The launch of `comp` over `operands` (`memo`: values of view instructions the caller
-    computed already, by instruction id)."""
+    computed already, by instruction id; `flat`: pass strided multi-dimensional loads with a
+    unit inner stride as flat windows, see `Spec.flat`)."""
     reds = [ins for ins in comp.instrs if ins.opcode in ("reduce", "argreduce", "scan")]
     root = reds[0] if reds else comp.instrs[comp.outputs[0]]
     if root.opcode in ("reduce", "argreduce", "scan"):
@@ -165,6 +172,26 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None) -> 
         arrays.append(as_strided(t, tuple(sizes[k] for k in dims) + tuple(t.shape[a] for a in axes),
                                  tuple(s[k] for k in dims) + tuple(t.strides[a] for a in axes),
                                  writeable=False))
+    flat_loads, flat_strides = [], []
+    if flat and kind != "update" and not empty:
+        for k, a in enumerate(arrays[:len(arrays) - len(gathers)]):
+            window = _flat_window(a)
+            if window is not None:
+                flat_loads.append(k)
+                flat_strides += [np.uint64(st // a.itemsize) for st in a.strides[:-1]]
+                arrays[k] = window
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
-    spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs))
-    return Launch(spec, tuple(sizes), arrays, scalars, empty, region)
+    spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
+                tuple(flat_loads))
+    return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides)
+
+
+def _flat_window(a: np.ndarray) -> np.ndarray | None:
+    """`a` (a strided view of two or more dims, unit stride along the last) as the 1-d window
+    of memory from its first element to its last, or None when it is not such a view."""
+    item = a.itemsize
+    if a.ndim < 2 or a.flags.c_contiguous or a.strides[-1] != item or a.size == 0 \
+            or any(st < 0 or st % item for st in a.strides):
+        return None
+    span = 1 + sum((n - 1) * (st // item) for n, st in zip(a.shape, a.strides))
+    return as_strided(a, (span,), (item,), writeable=False)
