@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 8  # 7: kernels return a count of possible FP events; 8: flat strided loads
+CODEGEN_VERSION = 9  # 7: kernels return a count of possible FP events; 8: flat strided loads; 9: fma polynomials
 
 
 class Unsupported(Exception):
