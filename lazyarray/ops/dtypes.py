@@ -35,8 +35,14 @@ WeakOrDtype = np.dtype | type
 @functools.lru_cache(maxsize=4096)
 def ufunc_loop(ufunc: np.ufunc, in_types: tuple[WeakOrDtype, ...],
                out: np.dtype | None = None) -> tuple[np.dtype, ...]:
-    """(loop input dtypes..., output dtype) NumPy would use; raises NumPy's TypeError."""
-    return ufunc.resolve_dtypes((*in_types, *(out,) * ufunc.nout))
+    """(loop input dtypes..., output dtype) NumPy would use; raises NumPy's TypeError.
+
+    `out` is the call's ``dtype=``, which NumPy applies as the outputs' part of the loop
+    signature (the loop is picked for it, inputs cast to the loop's)."""
+    if out is None:
+        return ufunc.resolve_dtypes((*in_types, *(None,) * ufunc.nout))
+    return ufunc.resolve_dtypes((*in_types, *(None,) * ufunc.nout),
+                                signature=(*(None,) * ufunc.nin, *(out,) * ufunc.nout))
 
 
 @functools.lru_cache(maxsize=1024)

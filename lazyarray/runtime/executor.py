@@ -447,7 +447,7 @@ def _hazard(launch: Launch, base: np.ndarray) -> bool:
     item = base.dtype.itemsize
     at = base.__array_interface__["data"][0] + offset * item
     here = (tuple(launch.sizes), tuple(s * item for s in st))
-    for a in launch.arrays:
+    for a in launch.views:
         if np.may_share_memory(a, base) and (
                 (a.shape, a.strides) != here or a.__array_interface__["data"][0] != at):
             return True

@@ -46,6 +46,7 @@ class Launch:
     empty: bool  # the iteration space has no elements
     region: tuple | None = None  # update: (offset, canonical strides) in elements of the base
     flat_strides: list = field(default_factory=list)  # np.uint64 outer strides of flat loads
+    views: list = field(default_factory=list)  # the array loads as views (before flattening)
 
 
 def load_points(comp: Module) -> list[int]:
@@ -172,8 +173,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
         arrays.append(as_strided(t, tuple(sizes[k] for k in dims) + tuple(t.shape[a] for a in axes),
                                  tuple(s[k] for k in dims) + tuple(t.strides[a] for a in axes),
                                  writeable=False))
-    flat_loads, flat_strides = [], []
-    if flat and kind != "update" and not empty:
+    flat_loads, flat_strides, views = [], [], list(arrays)
+    if flat and not empty:
         for k, a in enumerate(arrays[:len(arrays) - len(gathers)]):
             window = _flat_window(a)
             if window is not None:
@@ -183,7 +184,7 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
                 tuple(flat_loads))
-    return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides)
+    return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views)
 
 
 def _flat_window(a: np.ndarray) -> np.ndarray | None:

@@ -1,0 +1,234 @@
+"""The fast paths give what the general paths (and NumPy) give.
+
+Covered: the eager tier's cached float64 operands, its size invariant and its counter;
+memoized typing plans and constants when building nodes; memoized view nodes; strided loads
+passed to kernels as flat windows; prepared launches that rebuild operand views.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from helpers import assert_like_numpy
+
+la_array = importlib.import_module("lazyarray.array")  # the module (la.array is a function)
+
+
+def _eager(a: np.ndarray):
+    e = la.asarray(a) * 1  # an eager-tier value
+    assert e._val is not None
+    return e
+
+
+@pytest.mark.parametrize("const", [1.5, -2.25, 1e300, 0.1, float("inf"), float("nan")])
+def test_eager_float_operands_match_numpy(const):
+    x = np.linspace(-3, 3, 7)
+    e = _eager(x)
+    for got, want in [(e * const, x * const), (const - e, const - x), (e / const, x / const),
+                      (const / e, const / x), (e ** const, x ** const), (e + const, x + const)]:
+        with np.errstate(all="ignore"):
+            assert_like_numpy(got, want)
+
+
+def test_eager_signed_zero_operands_keep_their_sign():
+    x = np.array([1.0, -2.0, 3.0])
+    e = _eager(x)
+    for c in (0.0, -0.0, 0.0, -0.0):  # 0.0 == -0.0: never one cached operand
+        got = np.asarray(e * c)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(x * c))
+
+
+def test_eager_float_operands_keep_weak_scalar_dtypes():
+    for dtype in (np.float32, np.float16, np.int32, np.complex64, np.int8):
+        x = np.arange(1, 6, dtype=dtype)
+        e = _eager(x) if dtype != np.int8 else la.asarray(x) + np.int8(0)
+        assert_like_numpy(e * 1.1, x * 1.1)
+        assert_like_numpy(2.5 - e, 2.5 - x)
+
+
+def test_eager_zero_d_values_stay_numpy_scalars():
+    s = _eager(np.arange(3.0))[1]
+    r = s * 1.75
+    assert isinstance(r._val, np.float64) and float(r) == 1.75
+
+
+def test_cached_operands_are_bounded_and_read_only():
+    e = _eager(np.ones(4))
+    for k in range(600):
+        e * (1.0 + k / 1024)
+    assert len(la_array._F64_CONSTANTS) <= 512
+    assert all(not c.flags.writeable for c in la_array._F64_CONSTANTS.values())
+
+
+def test_eager_values_are_always_tiny():
+    """A broadcast of tiny values can be big: it becomes a graph leaf, not an eager value,
+    so later operators on it are not run op by op at NumPy's speed."""
+    col, row = _eager(np.ones((3000, 1))), _eager(np.arange(3000.0)[None, :])
+    big = col * row
+    assert big._val is None and big.shape == (3000, 3000)
+    np.testing.assert_array_equal(np.asarray(big)[5], np.arange(3000.0))
+
+
+def test_eager_ops_are_counted():
+    e = _eager(np.ones(4))
+    la.reset_stats()
+    e * 2.0 + 1
+    la.sin(e)
+    assert la.cache_info()["eager_ops"] == 3
+    la.reset_stats()
+    assert la.cache_info()["eager_ops"] == 0
+
+
+def test_eager_value_handed_to_numpy_is_a_read_only_snapshot():
+    e = _eager(np.arange(4.0))
+    v = np.asarray(e)
+    assert not v.flags.writeable
+    e[1] = 100.0
+    np.testing.assert_array_equal(v, [0, 1, 2, 3])
+    np.testing.assert_array_equal(np.asarray(e), [0, 100, 2, 3])
+
+
+def test_unary_ufunc_call_forms():
+    e = _eager(np.arange(3.0))
+    with pytest.raises(TypeError):
+        la.sin()
+    with pytest.raises(TypeError):
+        la.add(e)
+    out = la.zeros(3)
+    la.sin(e, out=out)
+    assert_like_numpy(out, np.sin(np.arange(3.0)))
+    assert_like_numpy(la.sin(e, dtype=np.float32), np.sin(np.arange(3.0), dtype=np.float32))
+
+
+# ---- building nodes --------------------------------------------------------------------
+
+
+def test_memoized_typing_keeps_value_dependent_comparisons():
+    with la.options(eager_threshold=0):
+        x = la.asarray(np.arange(-3, 4, dtype=np.int8))
+        n = np.arange(-3, 4, dtype=np.int8)
+        for c in (300, 1, -300, 2, 300):  # out-of-range Python ints compare exactly
+            assert_like_numpy(x < c, n < c)
+            assert_like_numpy(x == c, n == c)
+
+
+def test_memoized_typing_tells_scalar_kinds_apart():
+    with la.options(eager_threshold=0):
+        x32 = la.asarray(np.arange(4, dtype=np.float32))
+        n32 = np.arange(4, dtype=np.float32)
+        for c in (1, 1.0, True, np.float32(1), np.float64(1), np.int64(1), 1j):
+            assert_like_numpy(x32 + c, n32 + c)
+        i = la.asarray(np.arange(4, dtype=np.int16))
+        ni = np.arange(4, dtype=np.int16)
+        for c in (2, 2.0, True, np.int64(2), np.uint8(2)):
+            assert_like_numpy(i * c, ni * c)
+        with pytest.raises(OverflowError):
+            i + 10**6  # a Python int out of range for int16: NumPy's error, not a cached plan
+
+
+def test_memoized_constants_keep_signed_zeros_and_shapes():
+    with la.options(eager_threshold=0):
+        for shape in ((3,), (2, 2), (5,)):
+            x = la.asarray(np.ones(shape))
+            for c in (0.0, -0.0):
+                got = np.asarray(x * c)
+                assert got.shape == shape
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(np.ones(shape) * c))
+
+
+# ---- views -----------------------------------------------------------------------------
+
+
+def test_view_nodes_are_memoized_per_version():
+    with la.options(eager_threshold=0):
+        a = la.asarray(np.arange(10.0)) + 0
+        v = a[2:8]
+        assert v._node is v._node  # built once for this version of the storage
+        first = v._node
+        w = a[:4]
+        w[3] = -1.0  # a write through another view: a new version
+        assert v._node is not first
+        np.testing.assert_array_equal(np.asarray(v), [2, -1, 4, 5, 6, 7])
+        a[7] = 70.0
+        np.testing.assert_array_equal(np.asarray(v), [2, -1, 4, 5, 6, 70])
+
+
+# ---- launches --------------------------------------------------------------------------
+
+
+def _stencil(xp, A):
+    return 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+
+
+def test_stencil_loads_are_flat_windows():
+    A = np.random.default_rng(0).random((40, 50))
+    with la.options(eager_threshold=0):
+        r = _stencil(la, la.asarray(A))
+        plan = la.explain(r)
+        assert plan.num_kernels == 1
+        assert "np.uint64(i0) * f0_0 + np.uint64(i1)" in plan.kernels[0].source
+        assert_like_numpy(r, _stencil(np, A))
+
+
+@pytest.mark.parametrize("make", [
+    lambda A: A[::-1, 1:-1] + A[:, :-2],             # a negative stride: not flattened
+    lambda A: A[1:, ::2] * 2 + A[:-1, 1::2],          # an inner stride of 2: not flattened
+    lambda A: (A[1:-1, 1:-1] * A[2:, 2:]).sum(axis=1),  # a reduction over windows
+    lambda A: (A[1:-1, 1:-1] - A[:-2, :-2]).max(axis=0),
+    lambda A: A.reshape(4, 10, 12)[:, 1:, 2:] + 1,    # three dims
+    lambda A: A[1:-1, 1:-1].T + A[2:, 2:].T,          # transposed windows
+])
+def test_strided_loads_match_numpy(make):
+    A = np.random.default_rng(1).random((20, 24))
+    with la.options(eager_threshold=0):
+        assert_like_numpy(make(la.asarray(A)), make(A))
+
+
+def test_prepared_launch_rebuilds_views_of_new_operands():
+    """The second evaluation with the same layouts skips planning: its loads are views of
+    the new operands, never of the first call's."""
+    rng = np.random.default_rng(2)
+    with la.options(eager_threshold=0):
+        outs = []
+        for _ in range(3):
+            A = rng.random((30, 30))
+            la.reset_stats()
+            outs.append((np.asarray(_stencil(la, la.asarray(A))), _stencil(np, A)))
+        info = la.cache_info()
+        assert info["compiles"] == 0 and info["hits"] == 1
+    for got, want in outs:
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+_DTYPE_CALLS = [
+    lambda xp, a, i: xp.sin(a, dtype=np.float32),
+    lambda xp, a, i: xp.sin(i, dtype=np.float32),
+    lambda xp, a, i: xp.sqrt(i, dtype=np.float16),
+    lambda xp, a, i: xp.add(a, a, dtype=np.int32),      # float64 -> int32: same_kind refuses
+    lambda xp, a, i: xp.add(i, 1.5, dtype=np.float32),
+    lambda xp, a, i: xp.multiply(i, i, dtype=np.int8),
+    lambda xp, a, i: xp.less(a, a, dtype=np.float32),  # no such loop
+    lambda xp, a, i: xp.less(a, a, dtype=bool),
+    lambda xp, a, i: xp.sin(a, dtype=np.int64),
+]
+
+
+@pytest.mark.parametrize("threshold", [None, 0], ids=["default-tiers", "compiled"])
+@pytest.mark.parametrize("call", _DTYPE_CALLS)
+def test_ufunc_dtype_argument_picks_the_loop_as_numpy(call, threshold):
+    """`dtype=` fixes the loop's output type, and the loop is chosen for it (NumPy's
+    signature), on every tier."""
+    a, i = np.arange(1, 5.0), np.arange(4)
+    try:
+        want = call(np, a, i)
+    except TypeError as exc:
+        with la.options(eager_threshold=32768 if threshold is None else threshold):
+            with pytest.raises(type(exc)):
+                np.asarray(call(la, la.asarray(a), la.asarray(i)))
+        return
+    with la.options(eager_threshold=32768 if threshold is None else threshold):
+        assert_like_numpy(call(la, la.asarray(a), la.asarray(i)), want)
