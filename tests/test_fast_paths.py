@@ -232,3 +232,23 @@ def test_ufunc_dtype_argument_picks_the_loop_as_numpy(call, threshold):
         return
     with la.options(eager_threshold=32768 if threshold is None else threshold):
         assert_like_numpy(call(la, la.asarray(a), la.asarray(i)), want)
+
+
+@pytest.mark.parametrize("inplace", [True, False])
+def test_write_kernels_store_into_a_flat_window(inplace):
+    """A 2-d region write (the in-place Jacobi step) stores through unsigned flat indices,
+    in place when the old version is dead, into a copy when something still reads it."""
+    G = np.zeros((12, 14))
+    G[0] = 1.0
+    with la.options(eager_threshold=0):
+        g = la.asarray(G) + 0
+        keep = None if inplace else g + 0  # a pending reader of the old version
+        g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+        plan = la.explain(g)
+        assert any("fo_0" in k.source and "out0[np.uint64(i0) * fo_0" in k.source
+                   for k in plan.kernels)
+        want = G.copy()
+        want[1:-1, 1:-1] = 0.25 * (G[:-2, 1:-1] + G[2:, 1:-1] + G[1:-1, :-2] + G[1:-1, 2:])
+        assert_like_numpy(g, want)
+        if keep is not None:
+            assert_like_numpy(keep, G)

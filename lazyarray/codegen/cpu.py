@@ -22,7 +22,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
-CODEGEN_VERSION = 9  # 7: kernels return a count of possible FP events; 8: flat strided loads; 9: fma polynomials
+CODEGEN_VERSION = 10  # 7: kernels return a count of possible FP events; 8: flat loads; 9: fma; 10: flat stores
 
 
 class Unsupported(Exception):
@@ -233,6 +233,8 @@ def _flat_params(spec: Spec) -> list[str]:
             if k in spec.flat:
                 out += [f"f{k}_{j}" for j in range(len(dims) - 1)]
             k += 1
+    if spec.flat_store:
+        out += [f"fo_{d}" for d in range(spec.rank - 1)]
     return out
 
 
@@ -473,6 +475,9 @@ def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
     def stores(idx: list[str]) -> list[str]:
         at = ", ".join(idx) if spec.rank else "0"
+        if spec.flat_store:  # the region as a flat window (see Spec.flat_store)
+            at = " + ".join([*(f"np.uint64({idx[d]}) * fo_{d}" for d in range(spec.rank - 1)),
+                             f"np.uint64({idx[-1]})"])
         # a write (update) stores its value: out0 is the written region of the new version
         return [f"out{k}[{at}] = x{r}" for k, r in enumerate(roots)]
 

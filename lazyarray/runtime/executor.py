@@ -464,6 +464,9 @@ def _store(comp: Module, launch: Launch, base: np.ndarray, inplace: bool):
         copy_outside(out, base, root.attr("offset"), comp.instrs[root.operands[1]].shape,
                      root.attr("strides"))
     offset, st = launch.region
+    if launch.spec.flat_store:  # from the region's first element to its last
+        span = 1 + sum((n - 1) * s for n, s in zip(launch.sizes, st))
+        return out, out.reshape(-1)[offset:offset + span]
     view = strided_view(out.reshape(-1), offset, launch.sizes or (1,), st or (1,))
     return out, view
 

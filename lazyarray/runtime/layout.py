@@ -35,6 +35,7 @@ class Spec:
     # unit stride along their last dim, indexed by unsigned arithmetic on the outer strides
     # (runtime arguments): LLVM vectorizes those loads, not loads from strided 2-d views
     flat: tuple[int, ...] = ()
+    flat_store: bool = False  # a write's store, likewise into a flat window of its region
 
 
 @dataclass(slots=True)
@@ -181,9 +182,13 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
                 flat_loads.append(k)
                 flat_strides += [np.uint64(st // a.itemsize) for st in a.strides[:-1]]
                 arrays[k] = window
+    flat_store = (flat and kind == "update" and not empty and len(sizes) >= 2
+                  and region[1][-1] == 1 and all(st >= 0 for st in region[1]))
+    if flat_store:
+        flat_strides += [np.uint64(st) for st in region[1][:-1]]
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
-                tuple(flat_loads))
+                tuple(flat_loads), flat_store)
     return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views)
 
 
