@@ -396,6 +396,36 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
         record.seconds = time.perf_counter() - t0
 
 
+_update_launches: dict[Module, dict] = {}  # write computation -> {operand layouts: template}
+
+
+def _update_launch(comp: Module, operands: list, lkey: tuple | None) -> Launch:
+    """The launch of a write's fusion: planned once per operand layout, then rebuilt from
+    the operands (a loop writing the same region every step plans it once)."""
+    known = _update_launches.get(comp) if lkey is not None else None
+    t = known.get(lkey) if known is not None else None
+    if t is not None:
+        spec, sizes, scalars, region, flat_strides, arrays, views = t
+        return Launch(spec, sizes, [_rebuilt(r, operands) for r in arrays], scalars, False,
+                      region, flat_strides, [_rebuilt(r, operands) for r in views])
+    launch = plan(comp, operands, flat=True)
+    if lkey is None or launch.empty or launch.spec.tables or not all(
+            comp.instrs[_load_base(comp, p)].opcode == "constant"
+            for p, dims in launch.spec.loads if dims is None):
+        return launch
+    arrays = [_recipe(a, operands) for a in launch.arrays]
+    views = [_recipe(a, operands) for a in launch.views]
+    if None not in arrays and None not in views:
+        if len(_update_launches) >= PREPARED_COMPUTATIONS:
+            _update_launches.clear()
+        known = _update_launches.setdefault(comp, {})
+        if len(known) >= PREPARED_LAYOUTS:
+            known.clear()
+        known[lkey] = (launch.spec, launch.sizes, launch.scalars, launch.region,
+                       launch.flat_strides, arrays, views)
+    return launch
+
+
 def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, serial: bool,
                 donors: tuple) -> list:
     """An update fusion: one kernel computes the written value and stores it in the region."""
@@ -403,7 +433,7 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     root = comp.instrs[comp.outputs[0]]
     k = comp.instrs[root.operands[0]].attr("index")
     base = operands[k]
-    launch = plan(comp, operands, flat=True)
+    launch = _update_launch(comp, operands, None if dry else _layout_key(operands, serial))
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
     # the interpreter (codegen declined, or an empty region) returns a new array
