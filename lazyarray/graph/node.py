@@ -109,7 +109,8 @@ def constant(value, dtype: np.dtype) -> Node:
 
 
 def toposort(roots: list[Node]) -> list[Node]:
-    """Pending nodes reachable from `roots` (realized nodes are leaves), inputs first.
+    """Pending nodes reachable from `roots` (realized nodes are leaves), inputs first: a
+    depth-first post-order taking each node's inputs left to right.
 
     Iterative, so a 100,000-node chain does not hit the recursion limit.
     """
@@ -118,15 +119,16 @@ def toposort(roots: list[Node]) -> list[Node]:
     for root in roots:
         if id(root) in seen:
             continue
-        stack = [(root, False)]
+        seen.add(id(root))
+        stack = [(root, iter(root.srcs))]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
+            node, srcs = stack[-1]
+            for s in srcs:
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    stack.append((s, iter(s.srcs)))
+                    break
+            else:
+                stack.pop()
                 order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            stack.extend((s, False) for s in reversed(node.srcs) if id(s) not in seen)
     return order

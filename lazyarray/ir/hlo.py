@@ -97,13 +97,17 @@ class Builder:
         self._seen: dict[tuple, int] = {}
 
     def add(self, ins: Instr) -> int:
-        k = ins.key()
+        v = ins.value
+        if v is None:  # Instr.key, inlined: this runs once per node of every evaluation
+            k = (ins.opcode, ins.operands, ins.shape, ins.dtype, ins.attrs, None)
+        else:
+            k = ins.key()
         found = self._seen.get(k)
         if found is not None:
             return found
+        i = self._seen[k] = len(self.instrs)
         self.instrs.append(ins)
-        self._seen[k] = len(self.instrs) - 1
-        return len(self.instrs) - 1
+        return i
 
     def build(self, outputs, name: str = "main") -> Module:
         outputs = tuple(outputs)

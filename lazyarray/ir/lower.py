@@ -32,7 +32,7 @@ def lower(roots: list[Node], order: list[Node] | None = None,
         elif node.op == "constant":
             ins = Instr("constant", (), (), node.dtype, (), node.value)
         else:
-            ins = Instr(node.op, tuple(ids[id(s)] for s in node.srcs), node.shape, node.dtype,
-                        node.attrs)
+            ins = Instr(node.op, tuple([ids[id(s)] for s in node.srcs]), node.shape,
+                        node.dtype, node.attrs)
         ids[id(node)] = b.add(ins)
     return b.build([ids[id(r)] for r in roots]), args
