@@ -36,7 +36,8 @@ class GraphBuild:
     def setup(self):
         lz = require_lazyarray("asarray", "sin")
         self.la = lz
-        self.x = lz.asarray(vector(1000))
+        self.x = lz.asarray(vector(100_000))  # above the eager tier: nodes are built
+        self.grid = lz.asarray(vector(256 * 256).reshape(256, 256))
 
     def time_build_100_ops(self):
         lz, x = self.la, self.x
@@ -45,6 +46,10 @@ class GraphBuild:
 
     def time_build_1_op(self):
         self.x + 1.0
+
+    def time_build_view(self):
+        """A basic-slicing view (W7 builds ten)."""
+        self.grid[1:-1, 1:-1]
 
 
 class SmallGraph:

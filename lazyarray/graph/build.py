@@ -83,6 +83,8 @@ def _comparison_types(types: list, args: tuple) -> list:
 
 
 _PLANS: dict = {}  # (op, dtype=, operand dtypes/shapes or scalar types) -> typing plan
+# (constant node, shape) -> its broadcast: immutable, never a root (no Array holds one)
+_BROADCAST_CONSTANTS: dict = {}
 
 
 def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
@@ -116,8 +118,18 @@ def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
                 a = convert(a, dt)
             if folded and a.op != "constant":
                 folded = False
-        else:
+        else:  # a scalar: its constant broadcast to the shape, one shared node per loop body
             a = _scalar_constant(a, dt)
+            if shape:
+                key = (a, shape)
+                b = _BROADCAST_CONSTANTS.get(key)
+                if b is None:
+                    if len(_BROADCAST_CONSTANTS) >= 1024:
+                        _BROADCAST_CONSTANTS.clear()
+                    b = _BROADCAST_CONSTANTS[key] = broadcast_to(a, shape)
+                a = b
+            srcs.append(a)
+            continue
         if a.shape != shape:
             a = broadcast_to(a, shape)
         srcs.append(a)
