@@ -19,8 +19,9 @@ from dataclasses import dataclass, field, replace
 
 BACKENDS = ("cpu", "numpy", "dask", "cuda")
 # elements: an operation on computed inputs smaller than this runs at once, through NumPy (the
-# eager tier), when eager_threshold allows it
-TINY = 4096
+# eager tier), when eager_threshold allows it. As large as the default compile threshold: below
+# it the lazy interpreter tier runs the same NumPy calls and only adds the graph's cost
+TINY = 32_768
 
 
 @dataclass(frozen=True)

@@ -191,8 +191,9 @@ def test_debug_levels_print_what_they_promise(caplog):
 
 
 def test_debug_level_one_on_the_interpreter(caplog):
-    with caplog.at_level(logging.DEBUG, logger="lazyarray.debug"), la.options(debug=1):
-        x = la.arange(5000.0) * 2  # above the eager tier, below the interpreter threshold
+    with caplog.at_level(logging.DEBUG, logger="lazyarray.debug"), \
+            la.options(debug=1, eager_threshold=100_000):
+        x = la.arange(40_000.0) * 2  # above the eager tier, below the compile threshold
         x.sum().item()
     assert "interpreter" in caplog.text and "0 kernels" in caplog.text
 

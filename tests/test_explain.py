@@ -102,9 +102,10 @@ def test_forcing_line_through_numpy_asarray(compiled):
 
 
 def test_forcing_line_on_interpreter_tier():
-    x = la.asarray(X[:10_000])  # above the eager tier, below the compile threshold
-    (x + 1).tolist()
-    line = inspect.currentframe().f_lineno - 1
+    with la.options(eager_threshold=100_000):  # 40,000: above the eager tier, not compiled
+        x = la.asarray(X[:40_000])
+        (x + 1).tolist()
+        line = inspect.currentframe().f_lineno - 1
     r = la.explain()
     assert r.interpreted and r.num_kernels == 0
     assert r.forced_at.startswith(f"{__file__}:{line} ")

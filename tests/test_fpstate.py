@@ -39,7 +39,7 @@ PROGRAMS = {
 
 TIERS = {  # name -> (options, array size)
     "eager": ({}, 6),  # tiny computed inputs: NumPy's call right away
-    "interp": ({"backend": "numpy"}, 5000),  # above the eager tier's 4096 elements
+    "interp": ({"backend": "numpy"}, 40_000),  # above the eager tier's 32,768 elements
     "compiled": ({"eager_threshold": 0}, 1000),  # serial kernels
     "parallel": ({"eager_threshold": 0}, 300_000),  # parallel kernels (worker threads)
 }
