@@ -48,8 +48,8 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
     if out is None and np._NoValue not in (a_min, a_max) and min is max is np._NoValue:
         # None bounds are not tiny values: those stay lazy (and so does the CUDA backend)
         values = _tiny_values((a, a_min, a_max)) if config.get().backend != "cuda" else None
-        if values is not None:  # the eager tier: NumPy's clip, right now
-            return _eager(np.clip(*values))
+        if values is not None and hasattr(values[0], "clip"):  # the eager tier, right now
+            return _eager(values[0].clip(values[1], values[2]))  # what np.clip calls
     lo = a_min if a_min is not np._NoValue else min
     hi = a_max if a_max is not np._NoValue else max
     lo = None if lo is np._NoValue else lo

@@ -18,8 +18,10 @@ from lazyarray.ops.dtypes import reduce_dtype
 _NO_VALUE = np._NoValue
 
 
-_NUMPY_REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max,
-                     "minimum": np.min, "or": np.any, "and": np.all}
+# the eager tier calls the value's method: NumPy's own function on an ndarray runs the same
+# ufunc reduction after a Python wrapper that costs as much again (2.4 against 1.2 µs at 1e3)
+_NUMPY_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+                     "or": "any", "and": "all"}
 
 
 def _tiny(a):
@@ -37,7 +39,8 @@ def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VA
             kw = {} if dtype is None else {"dtype": dtype}
             if initial is not _NO_VALUE:
                 kw["initial"] = initial
-            return _eager(_NUMPY_REDUCTIONS[name](v, axis=axis, keepdims=keepdims, **kw))
+            return _eager(getattr(v, _NUMPY_REDUCTIONS[name])(axis=axis, keepdims=keepdims,
+                                                              **kw))
     node = as_node(a)
     if where is not True:
         return _fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
@@ -163,7 +166,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if out is None:
         v = _tiny(a)
         if v is not None:  # the eager tier
-            return _eager(np.mean(v, axis=axis, dtype=dtype, keepdims=keepdims))
+            return _eager(v.mean(axis=axis, dtype=dtype, keepdims=keepdims))  # as np.mean
     node = as_node(a)
     n = _count(node, axis)
     acc = dtype
@@ -192,7 +195,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     if out is None:
         v = _tiny(a)
         if v is not None:  # the eager tier
-            return _eager(np.var(v, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+            return _eager(v.var(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
     node = as_node(a)
     n = _count(node, axis)
     dt = np.float64 if dtype is None and node.dtype.kind in "biu" else dtype
@@ -216,7 +219,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         t = _tiny(a)
         if t is not None:  # the eager tier
             ddof = ddof if correction is _NO_VALUE else correction
-            return _eager(np.std(t, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+            return _eager(t.std(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
             correction=correction)
     if not isinstance(v, Array) or v._storage.node.op == "buffer" and where is not True:
