@@ -121,12 +121,11 @@ def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
         else:  # a scalar: its constant broadcast to the shape, one shared node per loop body
             a = _scalar_constant(a, dt)
             if shape:
-                key = (a, shape)
-                b = _BROADCAST_CONSTANTS.get(key)
+                b = _BROADCAST_CONSTANTS.get((a, shape))
                 if b is None:
                     if len(_BROADCAST_CONSTANTS) >= 1024:
                         _BROADCAST_CONSTANTS.clear()
-                    b = _BROADCAST_CONSTANTS[key] = broadcast_to(a, shape)
+                    b = _BROADCAST_CONSTANTS[a, shape] = broadcast_to(a, shape)
                 a = b
             srcs.append(a)
             continue
@@ -140,13 +139,18 @@ def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
 
 def _elementwise_plan(name: str, args: tuple, dtype) -> tuple | None:
     """(output dtype, broadcast shape, loop input dtypes) of an elementwise op, or None when
-    the typing depends on a value (an out-of-range Python int in a comparison)."""
-    op = OPS[name]
+    the typing depends on a value (an out-of-range Python int in a comparison) or on more
+    than the operands' types (NumPy scalars)."""
     types = [a.dtype if isinstance(a, Node) else weak_type(a) for a in args]
     if name in _COMPARISONS and int in types:
         return None
     if not all(isinstance(a, Node) or type(a) in (int, float, bool, complex) for a in args):
-        return None  # NumPy scalars: keyed by value type alone would be ambiguous
+        return None
+    return _typing(name, args, types, dtype)
+
+
+def _typing(name: str, args: tuple, types: list, dtype) -> tuple:
+    op = OPS[name]
     uf = op.dtype_ufunc or op.ref
     loop = ufunc_loop(uf, tuple(types), dtype)
     shapes = [a.shape for a in args if isinstance(a, Node)]
@@ -155,15 +159,10 @@ def _elementwise_plan(name: str, args: tuple, dtype) -> tuple | None:
 
 
 def _elementwise(name: str, args: tuple, dtype) -> Node:
-    op = OPS[name]
     types = [a.dtype if isinstance(a, Node) else weak_type(a) for a in args]
     if name in _COMPARISONS and int in types:
         types = _comparison_types(types, args)
-    uf = op.dtype_ufunc or op.ref
-    loop = ufunc_loop(uf, tuple(types), dtype)
-    loop_in, out_dtype = loop[: uf.nin], loop[uf.nin + op.output]
-    shapes = [a.shape for a in args if isinstance(a, Node)]
-    shape = shapes[0] if all(s == shapes[0] for s in shapes) else _broadcast_shapes(shapes)
+    out_dtype, shape, loop_in = _typing(name, args, types, dtype)
     srcs = [_operand(a, dt, shape) for a, dt in zip(args, loop_in, strict=True)]
     if all(s.op == "constant" for s in srcs):
         return _fold(name, srcs, out_dtype)
