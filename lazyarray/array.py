@@ -278,7 +278,6 @@ def _small(a: Array) -> np.ndarray | None:
     return v if v.size < _options().eager_limit else None
 
 
-_counters = stats.counters
 _eager_op = stats.eager_op  # counts one eager-tier operation
 
 
