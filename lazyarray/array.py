@@ -335,24 +335,17 @@ def _binary(name: str, py_op, reflected: bool = False):
             v = _small(self)
         if v is not None:
             t = type(other)
-            if t is float:
+            if t is float or t is int:
                 _eager_op()
                 # NumPy's operator (its scalar arithmetic for NumPy scalars costs a tenth of
                 # the ufunc call), under the caller's error state: NumPy warns, raises or
                 # ignores as it would (a warning names this line, not the caller's: finding
                 # the caller's would cost as much as the operation; docs/semantics.md)
-                if type(v) is _ndarray and other and v.dtype is _F64:
+                if t is float and type(v) is _ndarray and other and v.dtype is _F64:
                     w = _F64_CONSTANTS.get(other)
                     if w is None:
                         w = _f64_constant(other)
                     other = w
-                a = _new_array(Array)
-                a._val = py_op(other, v) if reflected else py_op(v, other)
-                a._st = a._proxy = a._base = None
-                a._chain = ()
-                return a
-            if t is int:
-                _eager_op()
                 a = _new_array(Array)
                 a._val = py_op(other, v) if reflected else py_op(v, other)
                 a._st = a._proxy = a._base = None
