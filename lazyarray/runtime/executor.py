@@ -35,7 +35,7 @@ from lazyarray.storage import apply_update, copy_outside, strided_view
 
 log = logging.getLogger("lazyarray")
 
-PARALLEL_MIN = 1 << 17  # iterations below which a kernel runs serially (thread wake-up costs)
+PARALLEL_MIN = 1 << 15  # iterations below which a kernel runs serially (thread wake-up costs)
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
 
 
