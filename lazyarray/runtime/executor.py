@@ -36,6 +36,10 @@ from lazyarray.storage import apply_update, copy_outside, strided_view
 log = logging.getLogger("lazyarray")
 
 PARALLEL_MIN = 1 << 15  # iterations below which a kernel runs serially (thread wake-up costs)
+# ... and for a kernel reading a matmul's result: BLAS's threads still spin for a while after
+# the call, and OpenMP workers woken then wait for the cores (W5 at 256²: 0.48 ms serial,
+# 1.0 ms parallel; docs/performance.md)
+PARALLEL_MIN_AFTER_BLAS = 1 << 17
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
 
 
@@ -716,7 +720,10 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                 if _donatable(m, i, o, last_use, vals[o], free))
             if dry and ins.attr("kind") != "update":  # explain reports where writes go
                 donors = ()
-            out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, donors=donors)
+            serial = any(m.instrs[o].opcode == "dot" and vals[o].size < PARALLEL_MIN_AFTER_BLAS
+                         for o in ins.operands)
+            out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, serial=serial,
+                             donors=donors)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
