@@ -661,6 +661,9 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         t = type(key)
+        if t is slice or t is tuple and key and all(type(k) is slice for k in key):  # a view
+            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)
+            return self._view(build.getitem, (key,), self._layout()[key])
         if t is int or t is tuple:  # one element of a tiny computed array: the eager tier
             v = self._val
             if v is None:
