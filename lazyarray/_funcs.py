@@ -40,12 +40,14 @@ _UFUNC_KWARGS = frozenset({"where", "casting", "order", "dtype", "subok", "signa
 def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
          max=np._NoValue, **kwargs):
     """Limit the values of `a` to [a_min, a_max], NaN-propagating (see numpy.clip)."""
-    unknown = sorted(set(kwargs) - _UFUNC_KWARGS)
-    if unknown:
-        raise TypeError(f"clip() got an unexpected keyword argument '{unknown[0]}'")
-    if kwargs:  # ufunc options: NumPy's own clip
+    if kwargs:
+        unknown = sorted(set(kwargs) - _UFUNC_KWARGS)
+        if unknown:
+            raise TypeError(f"clip() got an unexpected keyword argument '{unknown[0]}'")
+        # ufunc options: NumPy's own clip
         return _fallback(np.clip, a, a_min, a_max, out=out, min=min, max=max, **kwargs)
-    if out is None and np._NoValue not in (a_min, a_max) and min is max is np._NoValue:
+    if (out is None and a_min is not np._NoValue and a_max is not np._NoValue
+            and min is max is np._NoValue):  # (identity: a bound may be an array)
         # None bounds are not tiny values: those stay lazy (and so does the CUDA backend)
         values = _tiny_values((a, a_min, a_max)) if config.get().backend != "cuda" else None
         if values is not None and hasattr(values[0], "clip"):  # the eager tier, right now

@@ -270,3 +270,25 @@ def test_write_launches_planned_once_per_layout_stay_correct():
             want = steps(np, G.copy(), 5)
             got = steps(la, la.asarray(G), 5)
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
+
+
+_CLIP_BOUNDS = [
+    (np.array([0.1, 0.2, 0.3, 0.4, 0.5]), 0.6),      # NumPy array bounds
+    (0.2, np.array([0.5, 0.6, 0.7, 0.8, 0.9])),
+    (np.array([[0.1], [0.3]]), 0.7),                  # a bound that broadcasts the result up
+    (None, np.float32(0.5)),
+    (np.array(0.25), None),
+]
+
+
+@pytest.mark.parametrize("threshold", [None, 0], ids=["default-tiers", "compiled"])
+@pytest.mark.parametrize("lo, hi", _CLIP_BOUNDS)
+@pytest.mark.parametrize("lazy_bounds", [False, True])
+def test_clip_with_array_bounds(lo, hi, lazy_bounds, threshold):
+    x = np.linspace(0, 1, 5)
+    want = np.clip(x, lo, hi)
+    wrap = (lambda b: la.asarray(b) if isinstance(b, np.ndarray) else b) if lazy_bounds \
+        else (lambda b: b)
+    with la.options(eager_threshold=32768 if threshold is None else threshold):
+        assert_like_numpy(la.clip(la.asarray(x), wrap(lo), wrap(hi)), want)
+        assert_like_numpy(la.asarray(x).clip(wrap(lo), wrap(hi)), want)
