@@ -97,11 +97,7 @@ class Builder:
         self._seen: dict[tuple, int] = {}
 
     def add(self, ins: Instr) -> int:
-        v = ins.value
-        if v is None:  # Instr.key, inlined: this runs once per node of every evaluation
-            k = (ins.opcode, ins.operands, ins.shape, ins.dtype, ins.attrs, None)
-        else:
-            k = ins.key()
+        k = ins.key()
         found = self._seen.get(k)
         if found is not None:
             return found

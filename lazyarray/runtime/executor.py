@@ -30,7 +30,7 @@ from lazyarray.ops import library
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import diskcache, pool
-from lazyarray.runtime.layout import Launch, plan
+from lazyarray.runtime.layout import Launch, plan, span
 from lazyarray.storage import apply_update, copy_outside, strided_view
 
 log = logging.getLogger("lazyarray")
@@ -234,13 +234,11 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
              partials: list, tail: list, operands: list, serial: bool) -> _Prepared | None:
     """Remember this launch if its loads are the operands themselves and its scalars are
     constants: then only the operand arrays change from one call to the next."""
-    if entry.kernel is None or launch.empty or entry.source is None or launch.spec.tables \
-            or launch.spec.kind == "update":
+    if entry.kernel is None or entry.source is None or launch.spec.kind == "update" \
+            or not _replayable(comp, launch):
         return None
-    src = [next((j for j, o in enumerate(operands) if o is a), None) for a in launch.arrays]
-    src = [_recipe(a, operands) if j is None else j for j, a in zip(src, launch.arrays)]
-    if None in src or not all(comp.instrs[_load_base(comp, p)].opcode == "constant"
-                              for p, dims in launch.spec.loads if dims is None):
+    src = _sources(launch.arrays, operands)
+    if None in src:
         return None
     n = len(results)
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
@@ -248,6 +246,28 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
     kernel = parallel if math.prod(launch.sizes) >= PARALLEL_MIN and not serial else serial_k
     return _Prepared(entry, kernel, outs, partials, src, tail,
                      _donor_candidates(comp, launch, operands))
+
+
+def _replayable(comp: Module, launch: Launch) -> bool:
+    """Can this launch be replayed on other operands of the same layouts? Its scalars must be
+    constants (not values read off the operands) and it must have no gather tables."""
+    return not launch.empty and not launch.spec.tables and all(
+        comp.instrs[_load_base(comp, p)].opcode == "constant"
+        for p, dims in launch.spec.loads if dims is None)
+
+
+def _sources(arrays: list, operands: list) -> list:
+    """Per launch array: the index of the operand it is, or how to rebuild it from one
+    (`_recipe`), or None."""
+    out = []
+    for a in arrays:
+        j = next((j for j, o in enumerate(operands) if o is a), None)
+        out.append(_recipe(a, operands) if j is None else j)
+    return out
+
+
+def _source(src, operands: list) -> np.ndarray:
+    return operands[src] if type(src) is int else _rebuilt(src, operands)
 
 
 def _recipe(a: np.ndarray, operands: list) -> tuple | None:
@@ -319,7 +339,7 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
     if donors and p.candidates:
         _donate(results, args, operands, donors, p.candidates)
     args += [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
-    args += [operands[j] if type(j) is int else _rebuilt(j, operands) for j in p.src]
+    args += [_source(j, operands) for j in p.src]
     args += p.tail
     record = None
     if trace is not None:
@@ -410,15 +430,12 @@ def _update_launch(comp: Module, operands: list, lkey: tuple | None) -> Launch:
     t = known.get(lkey) if known is not None else None
     if t is not None:
         spec, sizes, scalars, region, flat_strides, arrays, views = t
-        return Launch(spec, sizes, [_rebuilt(r, operands) for r in arrays], scalars, False,
-                      region, flat_strides, [_rebuilt(r, operands) for r in views])
+        return Launch(spec, sizes, [_source(r, operands) for r in arrays], scalars, False,
+                      region, flat_strides, [_source(r, operands) for r in views])
     launch = plan(comp, operands, flat=True)
-    if lkey is None or launch.empty or launch.spec.tables or not all(
-            comp.instrs[_load_base(comp, p)].opcode == "constant"
-            for p, dims in launch.spec.loads if dims is None):
+    if lkey is None or not _replayable(comp, launch):
         return launch
-    arrays = [_recipe(a, operands) for a in launch.arrays]
-    views = [_recipe(a, operands) for a in launch.views]
+    arrays, views = _sources(launch.arrays, operands), _sources(launch.views, operands)
     if None not in arrays and None not in views:
         if len(_update_launches) >= PREPARED_COMPUTATIONS:
             _update_launches.clear()
@@ -499,8 +516,7 @@ def _store(comp: Module, launch: Launch, base: np.ndarray, inplace: bool):
                      root.attr("strides"))
     offset, st = launch.region
     if launch.spec.flat_store:  # from the region's first element to its last
-        span = 1 + sum((n - 1) * s for n, s in zip(launch.sizes, st))
-        return out, out.reshape(-1)[offset:offset + span]
+        return out, out.reshape(-1)[offset:offset + span(launch.sizes, st)]
     view = strided_view(out.reshape(-1), offset, launch.sizes or (1,), st or (1,))
     return out, view
 

@@ -199,5 +199,10 @@ def _flat_window(a: np.ndarray) -> np.ndarray | None:
     if a.ndim < 2 or a.flags.c_contiguous or a.strides[-1] != item or a.size == 0 \
             or any(st < 0 or st % item for st in a.strides):
         return None
-    span = 1 + sum((n - 1) * (st // item) for n, st in zip(a.shape, a.strides))
-    return as_strided(a, (span,), (item,), writeable=False)
+    n = span(a.shape, [st // item for st in a.strides])
+    return as_strided(a, (n,), (item,), writeable=False)
+
+
+def span(shape, strides) -> int:
+    """Elements from the first to the last of a (non-empty) strided region, strides >= 0."""
+    return 1 + sum((n - 1) * st for n, st in zip(shape, strides))
