@@ -6,8 +6,8 @@ An Array wraps a graph Node. Operators and methods only build nodes; observing a
 
 from __future__ import annotations
 
-import math
 import functools
+import math
 import operator
 import sys
 import threading
@@ -320,7 +320,7 @@ def _f64_constant(x: float) -> np.ndarray:
     if len(_F64_CONSTANTS) >= 512:
         _F64_CONSTANTS.clear()
     c = _F64_CONSTANTS[x] = np.array(x)
-    c.flags.writeable = False
+    c.setflags(write=False)
     return c
 
 
@@ -378,6 +378,10 @@ def _inplace(name: str):
 
 
 _UFUNCS: dict[str, ufunc] = {}
+# modules that import this one, looked up when a method is called (a function-level import
+# costs a microsecond on every call)
+_modules = sys.modules
+_RED, _FUNCS = "lazyarray._reductions", "lazyarray._funcs"
 
 
 class Array:
@@ -572,7 +576,11 @@ class Array:
         v = self._val
         if type(v) is np.ndarray:  # an eager value: handed out read-only, as a leaf's is
             if v.flags.writeable:  # (a later write copies it first: see _small_write)
-                v.flags.writeable = False
+                v.setflags(write=False)
+            return v
+        if v is not None:  # a 0-d eager value (a NumPy scalar): a fresh read-only array,
+            v = np.array(v)  # without giving it a storage (a graph leaf costs 0.4 us)
+            v.setflags(write=False)
             return v
         if not self._chain:  # the whole storage: computed already, or computed here
             node = self._storage.node
@@ -842,7 +850,7 @@ class Array:
             mutate(view)
         finally:
             if inplace:
-                new.flags.writeable = False
+                new.setflags(write=False)
         if not inplace:
             storage.node = buffer(new)
 
@@ -926,79 +934,51 @@ class Array:
 
     # ---- reductions (see _reductions.py) -------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        from lazyarray._reductions import sum as f
-
-        return f(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+        return _modules[_RED].sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        from lazyarray._reductions import prod as f
-
-        return f(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+        return _modules[_RED].prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        from lazyarray._reductions import mean as f
-
-        return f(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+        return _modules[_RED].mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        from lazyarray._reductions import var as f
-
-        return f(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+        return _modules[_RED].var(self, axis=axis, dtype=dtype, out=out, ddof=ddof,
+                                  keepdims=keepdims, **kw)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        from lazyarray._reductions import std as f
-
-        return f(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kw)
+        return _modules[_RED].std(self, axis=axis, dtype=dtype, out=out, ddof=ddof,
+                                  keepdims=keepdims, **kw)
 
     def max(self, axis=None, out=None, keepdims=False, **kw):
-        from lazyarray._reductions import max as f
-
-        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+        return _modules[_RED].max(self, axis=axis, out=out, keepdims=keepdims, **kw)
 
     def min(self, axis=None, out=None, keepdims=False, **kw):
-        from lazyarray._reductions import min as f
-
-        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+        return _modules[_RED].min(self, axis=axis, out=out, keepdims=keepdims, **kw)
 
     def any(self, axis=None, out=None, keepdims=False, **kw):
-        from lazyarray._reductions import any as f
-
-        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+        return _modules[_RED].any(self, axis=axis, out=out, keepdims=keepdims, **kw)
 
     def all(self, axis=None, out=None, keepdims=False, **kw):
-        from lazyarray._reductions import all as f
-
-        return f(self, axis=axis, out=out, keepdims=keepdims, **kw)
+        return _modules[_RED].all(self, axis=axis, out=out, keepdims=keepdims, **kw)
 
     def argmax(self, axis=None, out=None, keepdims=False):
-        from lazyarray._reductions import argmax as f
-
-        return f(self, axis=axis, out=out, keepdims=keepdims)
+        return _modules[_RED].argmax(self, axis=axis, out=out, keepdims=keepdims)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        from lazyarray._reductions import cumsum as f
-
-        return f(self, axis=axis, dtype=dtype, out=out)
+        return _modules[_RED].cumsum(self, axis=axis, dtype=dtype, out=out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        from lazyarray._reductions import cumprod as f
-
-        return f(self, axis=axis, dtype=dtype, out=out)
+        return _modules[_RED].cumprod(self, axis=axis, dtype=dtype, out=out)
 
     def argmin(self, axis=None, out=None, keepdims=False):
-        from lazyarray._reductions import argmin as f
-
-        return f(self, axis=axis, out=out, keepdims=keepdims)
+        return _modules[_RED].argmin(self, axis=axis, out=out, keepdims=keepdims)
 
     def clip(self, min=None, max=None, out=None, **kw):
-        from lazyarray._funcs import clip
-
-        return clip(self, min, max, out=out, **kw)
+        return _modules[_FUNCS].clip(self, min, max, out=out, **kw)
 
     def round(self, decimals=0, out=None):
-        from lazyarray._funcs import round as f
-
-        return f(self, decimals, out=out)
+        return _modules[_FUNCS].round(self, decimals, out=out)
 
     def conj(self) -> Array:
         return _UFUNCS["conjugate"](self)
@@ -1139,7 +1119,7 @@ _PARTS = (_real_part, _imag_part, _bitcast)
 
 
 def _read_only(a: Array) -> Array:
-    a._storage.fake().flags.writeable = False
+    a._storage.fake().setflags(write=False)
     return a
 
 
@@ -1272,6 +1252,14 @@ Array.dot = _dot
 
 def _pow(self, other):
     """x ** 2 and x ** 0.5 on inexact arrays use square/sqrt, as ndarray.__pow__ does."""
+    t = type(other)
+    if t is float or t is int:
+        v = self._val
+        if v is None:
+            v = _small(self)
+        if v is not None:  # the eager tier: NumPy's operator, with its own square/sqrt paths
+            _eager_op()
+            return _value_array(v ** other)
     if isinstance(other, (int, float, np.integer, np.floating)) and not isinstance(other, bool) \
             and self.dtype.kind in "fc":
         if other == 2:
@@ -1361,7 +1349,7 @@ def _setflags(self, write=None, align=None, uic=None) -> None:
     if write is False:
         if self._proxy is None:
             self._proxy = layout = layout.view()
-        layout.flags.writeable = False
+        layout.setflags(write=False)
     elif write is True and not layout.flags.writeable:
         layout.flags.writeable = True  # NumPy's own rule decides (raises for broadcast views)
 

@@ -42,9 +42,9 @@ class Node:
         if v is None:
             if self.device is not None:
                 v = self._host = FETCH(self)
-                v.flags.writeable = False
+                v.setflags(write=False)
         elif type(v) is np.ndarray and v.flags.writeable:  # an eager-tier leaf (see `leaf`)
-            v.flags.writeable = False
+            v.setflags(write=False)
         return v
 
     @value.setter
@@ -66,7 +66,7 @@ class Node:
 
     def realize(self, value: np.ndarray) -> None:
         """Become a buffer leaf holding `value` (read-only: graphs built earlier may share it)."""
-        value.flags.writeable = False
+        value.setflags(write=False)
         self.op, self.srcs, self.attrs, self.value, self.depth = "buffer", (), (), value, 1
 
     def realize_device(self, flat) -> None:
@@ -85,7 +85,7 @@ class Node:
 
 
 def buffer(array: np.ndarray) -> Node:
-    array.flags.writeable = False
+    array.setflags(write=False)
     return leaf(array)
 
 

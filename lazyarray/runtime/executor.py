@@ -290,7 +290,7 @@ def _rebuilt(recipe: tuple, operands: list) -> np.ndarray:
     o = operands[j]
     v = np.ndarray(shape, o.dtype, buffer=o, offset=offset, strides=strides)
     if not writeable and v.flags.writeable:
-        v.flags.writeable = False
+        v.setflags(write=False)
     return v
 
 
