@@ -143,10 +143,12 @@ def cache_info() -> dict:
     """Counters: hits, misses (in-memory kernel cache), compiles, disk_hits, disk_writes,
     kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
     updates_copied (writes into the old buffer / into a new version), updates_fused (writes
-    stored by the kernel computing their value), buffers_donated, library_calls, eager_ops,
-    gathered (dask backend: instructions run gathered in one task), fp_rechecks (fusions
-    re-run on NumPy's loops because a kernel met a possible floating-point error while
-    NumPy's error state warns)."""
+    stored by the kernel computing their value), buffers_donated, library_calls, eager_ops
+    (operations on tiny arrays: run at once, or recorded in a trace), trace_kernel_runs
+    (traces computed by their compiled loop, see lazyarray/trace_tier.py), gathered (dask
+    backend: instructions run gathered in one task), fp_rechecks (fusions or traces re-run on
+    NumPy's loops because a kernel met a possible floating-point error while NumPy's error
+    state warns)."""
     return _stats.snapshot()
 
 

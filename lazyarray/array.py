@@ -16,8 +16,10 @@ import weakref
 import numpy as np
 
 from lazyarray import config, engine, stats
+from lazyarray import trace_tier as trace
 from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf
+from lazyarray.ir import fpstate
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, strided_view
 
@@ -131,6 +133,9 @@ class ufunc:
         # the op of a one-output ufunc that the graph has (the fast path of `__call__`)
         self._op = self._rows[0] if self.nout == 1 and self._rows[0] in OPS else None
         self._unary = self.nin == 1 and self.nout == 1
+        self._traced = self._unary and self._op in trace.TRACED  # recorded on the trace tier
+        self._start = (self._op, trace.LEAF)
+        self._after: dict[int, int] = {}  # program id of a trace -> that of this op on it
 
     def __repr__(self) -> str:
         return f"<lazyarray ufunc '{self.__name__}'>"
@@ -138,13 +143,36 @@ class ufunc:
     def __call__(self, x=_NOARG, /, *args, **kwargs):
         if type(x) is Array and self._unary and not args and not kwargs:  # f(x): hot path
             v = x._val  # tiny by construction (see _value_array)
+            if self._traced:
+                tr = x._tr
+                if tr is not None and _EXT_GET() is tr[5]:  # a trace goes on
+                    pid = self._after.get(tr[0])
+                    if pid is None:
+                        pid = trace.program_id((self._op, tr[0]))
+                        if pid is not None:
+                            self._after[tr[0]] = pid
+                    if pid is not None:
+                        _eager_op()
+                        a = _new_array(Array)
+                        a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
+                        a._val = a._st = a._proxy = a._base = None
+                        a._chain = ()
+                        return a
+                else:
+                    if v is None:
+                        v = _small(x)
+                    if (type(v) is _ndarray and _PIDS.get(self._start) not in _NO_START
+                            and _options().trace):
+                        a = _record(self._op, (x,))
+                        if a is not None:
+                            return a
             if v is None:
                 v = _small(x)
             if v is not None:
                 _eager_op()
                 a = _new_array(Array)
                 a._val = self._np(v)  # an ndarray, or a NumPy scalar for 0-d (see _binary)
-                a._st = a._proxy = a._base = None
+                a._st = a._proxy = a._base = a._tr = None
                 a._chain = ()
                 return a
             if self._op is not None:
@@ -236,7 +264,7 @@ def _lazy(op: str, args) -> Array:
     st.node, st._fake = node, None
     a = _new_array(Array)
     a._st = st
-    a._val = a._proxy = a._base = None
+    a._val = a._proxy = a._base = a._tr = None
     a._chain = ()
     return a
 
@@ -247,8 +275,8 @@ _options = config._current.get
 
 def _tiny_values(args) -> list | None:
     """NumPy values of `args` if every array among them is computed and has fewer than
-    min(TINY, eager_threshold) elements (and none is a view): then deferring costs more than
-    computing. None otherwise."""
+    min(TINY, eager_threshold) elements (views only by slicing, see `_small_view`): then
+    deferring costs more than computing. None otherwise."""
     values = []
     for a in args:
         t = type(a)
@@ -270,15 +298,158 @@ def _small(a: Array) -> np.ndarray | None:
     v = a._val
     if v is None:
         if a._chain:
-            return None
-        node = a._st.node
+            return _small_view(a)
+        st = a._st
+        if st is None:  # a pending trace: its value, now
+            return _force(a)
+        node = st.node
         v = node._host
         if v is None or node.op != "buffer":
             return None
     return v if v.size < _options().eager_limit else None
 
 
+def _small_view(a: Array) -> np.ndarray | None:
+    """NumPy's view of the computed tiny value behind a slicing view (`A[1:-1, :-2]`), for
+    reading only (the eager tier's operands); None for other views or a pending base."""
+    node = a._st.node
+    v = node._host
+    if v is None or node.op != "buffer" or v.size >= _options().eager_limit:
+        return None
+    for fn, args in a._chain:
+        if fn is not _GETITEM:
+            return None
+        v = v[args[0]]
+    return v
+
+
+_GETITEM = build.getitem
 _eager_op = stats.eager_op  # counts one eager-tier operation
+
+# ---- the trace tier (trace_tier.py): recording ----------------------------------------------
+_PIDS, _NO_START = trace._KEYS, trace.NO_START
+_EXACT = 2 ** 53  # Python ints a trace takes as scalars: exactly float64 values
+_EXT = fpstate._EXTOBJ  # NumPy's error state: a trace runs under the one it was recorded in
+_EXT_GET = _EXT.get if _EXT is not None else (lambda: None)
+_DEFAULT_EXT = _EXT.get() if _EXT is not None else object()
+# the last other error state found fit for traces: every category "ignore" or "warn" (and
+# underflow ignored), the states whose reports a recheck on NumPy reproduces (ir/fpstate.py)
+_fit_state = [_DEFAULT_EXT]
+
+
+def _trace_input(a, ext) -> tuple | None:
+    """`a` as a trace's input: its pending trace, or a trace of one leaf (a tiny computed
+    C-contiguous float64 array of one or more dims, made read-only so that a later write into
+    `a` copies it first; memoized per array); None when `a` is neither."""
+    tr = a._tr
+    if tr is not None:
+        return tr if tr[5] is ext else None
+    v = a._val
+    if v is None:
+        if a._chain:
+            return None
+        v = _small(a)
+        if v is None:
+            return None
+    elif v.size >= _options().eager_limit:
+        return None
+    memo = _LEAVES.get(id(v))
+    if memo is not None and memo[0] is v and memo[1][5] is ext:
+        return memo[1]
+    if type(v) is not _ndarray or v.dtype is not _F64 or not v.ndim or not v.flags.c_contiguous:
+        return None
+    if v.flags.writeable:
+        v.setflags(write=False)
+    tr = (trace.LEAF, (v.reshape(-1),), [], 0, v.shape, ext)
+    if len(_LEAVES) >= 64:
+        _LEAVES.clear()
+    _LEAVES[id(v)] = (v, tr)
+    return tr
+
+
+_LEAVES: dict[int, tuple] = {}  # id(value) -> (value, its leaf trace): recent leaves
+
+
+def _record(name: str, args: tuple) -> Array | None:
+    """Record `name(*args)` on the trace tier: a new Array holding the trace, or None when
+    the operation does not qualify (then the eager or lazy tiers take it)."""
+    ext = _EXT_GET()
+    if ext is not _DEFAULT_EXT and ext is not _fit_state[0]:
+        if _EXT is None or not fpstate.compiled_ok():
+            return None
+        _fit_state[0] = ext
+    opts = _options()
+    if not opts.trace or opts.backend != "cpu":
+        return None
+    x = _trace_operand(args[0], ext)
+    if x is None:
+        return None
+    if len(args) == 1:
+        key, tr = (name, x[0]), x
+    else:
+        y = _trace_operand(args[1], ext)
+        if y is None:
+            return None
+        if type(x) is tuple:
+            if type(y) is tuple:
+                if x[4] != y[4]:  # broadcasting: the eager tier's
+                    return None
+                key, tr = (name, x[0], y[0]), None
+            else:
+                key, tr = (name, x[0], trace.SCALAR), None
+        elif type(y) is tuple:
+            key, tr = (name, trace.SCALAR, y[0]), None
+        else:
+            return None
+    pid = _PIDS.get(key) or trace.program_id(key)
+    if pid is None or (pid in _NO_START and x[0] < 2 if len(args) == 1 else
+                       pid in _NO_START and key[1] < 2 and key[2] < 2):
+        return None  # over the size bound, or a start that does not pay
+    if tr is None:
+        if type(x) is not tuple:
+            tr = _with_scalar(y, x)
+        elif type(y) is not tuple:
+            tr = _with_scalar(x, y)
+        elif not y[3]:  # one list of scalars: shared (see _with_scalar)
+            tr = (0, x[1] + y[1], x[2], x[3], x[4])
+        elif not x[3]:
+            tr = (0, x[1] + y[1], y[2], y[3], x[4])
+        else:
+            scalars = x[2][:x[3]] + y[2][:y[3]]
+            tr = (0, x[1] + y[1], scalars, len(scalars), x[4])
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = (pid, tr[1], tr[2], tr[3], tr[4], ext)
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
+def _trace_operand(x, ext):
+    """A trace (tuple) for an Array that can be one, the number for a scalar, else None."""
+    t = type(x)
+    if t is Array:
+        return _trace_input(x, ext)
+    if t is float or t is int and -_EXACT <= x <= _EXACT:
+        return x
+    return None
+
+
+def _with_scalar(tr: tuple, s) -> tuple:
+    """`tr` with the scalar `s` appended to its scalars: in place when `tr` uses the whole
+    list (the usual chain), else on a copy of the part it uses."""
+    scalars, n = tr[2], tr[3]
+    if len(scalars) != n:
+        scalars = scalars[:n]
+    scalars.append(s)
+    return (0, tr[1], scalars, n + 1, tr[4], tr[5])
+
+
+def _force(a: Array) -> np.ndarray:
+    """Compute `a`'s pending trace: `a` becomes an eager value."""
+    v = trace.force(a._tr)
+    a._val, a._tr = v, None
+    return v
 
 
 def _eager(res) -> Array:
@@ -299,7 +470,7 @@ def _value_array(value: np.ndarray) -> Array:
     if value.size >= TINY:
         return Array(buffer(value))
     a = _new_array(Array)
-    a._val, a._st, a._chain, a._proxy, a._base = value, None, (), None, None
+    a._val, a._st, a._chain, a._proxy, a._base, a._tr = value, None, (), None, None, None
     return a
 
 
@@ -327,10 +498,51 @@ def _f64_constant(x: float) -> np.ndarray:
 def _binary(name: str, py_op, reflected: bool = False):
     """The Python operator `py_op` (operator.mul, ...) over the namespace's ufunc `name`."""
     fast = name in OPS and name not in MULTI_OUTPUT
+    traced = name in trace.TRACED
+    # the structure of `self op scalar` on a computed self (where most traces start)
+    start = (name, trace.SCALAR, trace.LEAF) if reflected else (name, trace.LEAF, trace.SCALAR)
+    after: dict[int, int] = {}  # program id of a trace -> that of `trace op scalar`
+    start2 = (name, trace.LEAF, trace.LEAF)  # of `self op other` on computed arrays
 
     def method(self, other):
-        # the eager tier, inlined: the hot path of tiny-array code (W9)
+        # the trace and eager tiers, inlined: the hot path of tiny-array code (W9)
         v = self._val  # tiny by construction (see _value_array)
+        if traced:
+            tr = self._tr
+            if tr is not None:  # a trace goes on
+                t = type(other)
+                if (t is float or t is int and -_EXACT <= other <= _EXACT) and \
+                        _EXT_GET() is tr[5]:
+                    pid = after.get(tr[0])
+                    if pid is None:
+                        pid = trace.program_id((name, trace.SCALAR, tr[0]) if reflected
+                                               else (name, tr[0], trace.SCALAR))
+                        if pid is not None:
+                            after[tr[0]] = pid
+                    if pid is not None:
+                        scalars, n = tr[2], tr[3]
+                        if len(scalars) != n:  # another chain appended to the list first
+                            scalars = scalars[:n]
+                        scalars.append(other)
+                        _eager_op()
+                        a = _new_array(Array)
+                        a._tr = (pid, tr[1], scalars, n + 1, tr[4], tr[5])
+                        a._val = a._st = a._proxy = a._base = None
+                        a._chain = ()
+                        return a
+                a = _record(name, (other, self) if reflected else (self, other))
+                if a is not None:
+                    return a
+            else:
+                if v is None:
+                    v = _small(self)
+                t = type(other)
+                if t is Array and other._tr is not None or type(v) is _ndarray and (
+                        _PIDS.get(start2 if t is Array else start) not in _NO_START
+                        and _options().trace):
+                    a = _record(name, (other, self) if reflected else (self, other))
+                    if a is not None:
+                        return a
         if v is None:
             v = _small(self)
         if v is not None:
@@ -348,7 +560,7 @@ def _binary(name: str, py_op, reflected: bool = False):
                     other = w
                 a = _new_array(Array)
                 a._val = py_op(other, v) if reflected else py_op(v, other)
-                a._st = a._proxy = a._base = None
+                a._st = a._proxy = a._base = a._tr = None
                 a._chain = ()
                 return a
             if t is Array:
@@ -391,7 +603,7 @@ class Array:
     size and len() never compute anything.
     """
 
-    __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_st", "_val", "_vnode")
+    __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_st", "_tr", "_val", "_vnode")
     __array_priority__ = 100.0
 
     def __init__(self, node: Node):
@@ -402,6 +614,7 @@ class Array:
         self._chain: tuple = ()  # view ops from the storage's base to this array
         self._proxy = None  # layout proxy (views: set when made; bases: made on demand)
         self._base: Array | None = None  # the array that owns the storage (None: this one)
+        self._tr = None  # a pending trace (see trace_tier.py): its value is computed on demand
 
     @property
     def _storage(self) -> Storage:
@@ -414,6 +627,8 @@ class Array:
                 st = self._st
                 if st is None:
                     v = self._val
+                    if v is None:
+                        v = _force(self)
                     st = self._st = Storage(leaf(v if type(v) is np.ndarray else np.array(v)))
                     self._val = None
         return st
@@ -441,14 +656,15 @@ class Array:
     def _layout(self) -> np.ndarray:
         return self._storage.fake() if self._proxy is None else self._proxy
 
-    def _view(self, fn, args: tuple, proxy: np.ndarray) -> Array:
-        """A view of this array: same storage, one more op in the chain (validated now)."""
+    def _view(self, fn, args: tuple, proxy: np.ndarray, checked: bool = False) -> Array:
+        """A view of this array: same storage, one more op in the chain (validated now: by
+        building its node, unless `checked` says the proxy's indexing did; then the node is
+        built when first needed, see `_node`)."""
         st = self._storage
-        version = st.node
-        node = fn(self._node, *args)
+        memo = None if checked else (st.node, fn(self._node, *args))
         v = Array.__new__(Array)
         v._storage, v._chain, v._proxy = st, (*self._chain, (fn, args)), proxy
-        v._base, v._vnode = self._root(), (version, node)
+        v._base, v._vnode, v._tr = self._root(), memo, None
         return v
 
     def _root(self) -> Array:
@@ -467,12 +683,17 @@ class Array:
     @property
     def shape(self) -> tuple[int, ...]:
         v = self._val
-        return self._node.shape if v is None else v.shape
+        if v is None:
+            tr = self._tr
+            return self._node.shape if tr is None else tr[4]
+        return v.shape
 
     @property
     def dtype(self) -> np.dtype:
         v = self._val
-        return self._node.dtype if v is None else v.dtype
+        if v is None:
+            return self._node.dtype if self._tr is None else _F64
+        return v.dtype
 
     @property
     def ndim(self) -> int:
@@ -574,6 +795,8 @@ class Array:
     def _value(self) -> np.ndarray:
         """Compute the storage's current version (as NumPy would hold it), then view it."""
         v = self._val
+        if v is None and self._tr is not None:
+            v = _force(self)
         if type(v) is np.ndarray:  # an eager value: handed out read-only, as a leaf's is
             if v.flags.writeable:  # (a later write copies it first: see _small_write)
                 v.setflags(write=False)
@@ -671,7 +894,7 @@ class Array:
         t = type(key)
         if t is slice or t is tuple and key and all(type(k) is slice for k in key):  # a view
             key = (key, Ellipsis) if t is slice else (*key, Ellipsis)
-            return self._view(build.getitem, (key,), self._layout()[key])
+            return self._view(build.getitem, (key,), self._layout()[key], checked=True)
         if t is int or t is tuple:  # one element of a tiny computed array: the eager tier
             v = self._val
             if v is None:
@@ -1254,6 +1477,8 @@ def _pow(self, other):
     """x ** 2 and x ** 0.5 on inexact arrays use square/sqrt, as ndarray.__pow__ does."""
     t = type(other)
     if t is float or t is int:
+        if self._tr is not None and (other == 2 or other == 0.5):  # the trace goes on
+            return _UFUNCS["square" if other == 2 else "sqrt"](self)
         v = self._val
         if v is None:
             v = _small(self)

@@ -33,6 +33,7 @@ class Options:
     debug: int = 0  # 1 kernels and timings, 2 + final HLO, 3 + HLO after each pass, 4 + source
     dump_dir: str | None = None
     background_compile: bool = False  # build kernels off-thread; the interpreter answers meanwhile
+    trace: bool = True  # record chains of tiny float64 operations (lazyarray/trace_tier.py)
     chunks: object = "auto"  # dask backend: how NumPy inputs are chunked (docs/dask.md)
     # min(TINY, eager_threshold), read by every tiny-array operator (derived, not an option)
     eager_limit: int = field(init=False, repr=False, compare=False)
@@ -56,6 +57,8 @@ def _from_env() -> Options:
     if os.environ.get("LAZYARRAY_BACKGROUND_COMPILE"):
         o = replace(o, background_compile=os.environ["LAZYARRAY_BACKGROUND_COMPILE"] not in
                     ("0", "false", "False", "no"))
+    if os.environ.get("LAZYARRAY_TRACE"):
+        o = replace(o, trace=os.environ["LAZYARRAY_TRACE"] not in ("0", "false", "False", "no"))
     _check(o)
     return o
 
@@ -104,6 +107,10 @@ def options(**overrides):
         background thread; until it is ready, its fusion runs on the NumPy interpreter. The
         first call of a program then costs about what NumPy costs instead of a compile;
         `lazyarray.wait_compiles()` waits for the builds in flight.
+    trace : bool
+        Record chains of operations on tiny float64 arrays as traces, run on NumPy when
+        needed and as one compiled loop once a chain's structure has recurred (default True;
+        ``LAZYARRAY_TRACE=0`` turns it off; see docs/performance.md, "The trace tier").
     chunks : int, str, tuple or dict
         dask backend: chunks of the NumPy inputs, as `dask.array.from_array` takes them
         ("auto", a block size, a dict {axis: size}); a tuple applies to an input's trailing

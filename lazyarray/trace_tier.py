@@ -1,0 +1,270 @@
+"""The trace tier: chains of elementwise operations on tiny float64 arrays, recorded as they
+are written and run as one loop when their value is needed.
+
+An operator or one-argument ufunc whose array operands are tiny, computed float64 arrays of
+one shape (or pending traces of that shape) and whose other operands are Python floats (or
+exactly representable ints) does not call NumPy: it records a *trace*, a tuple
+
+    (program id, leaves, scalars, number of scalars used, shape, NumPy error state)
+
+The program id names the program's structure alone -- `(op, operand ids)`, interned in `_KEYS`
+(id 0 is a leaf array, id 1 a scalar) -- so `sin(x * 1.01 + 0.1) - 0.05` gets the same id
+whatever the values of `x` and of the scalars, and whatever the size. The leaves (flat, read-
+only arrays) and the scalars are the program's inputs, in the order a left-to-right walk of
+the program meets them (an operation's own scalar after its operands' inputs). Scalars live
+in one list that a chain appends to in place (`x * 1.01 + 0.1` shares the list of `x * 1.01`,
+using one more element), so recording an operation costs what allocating its Array costs.
+
+When the value is needed (`np.asarray`, `print`, a reduction, any operation the tier does not
+record), `force` runs the program: on NumPy, one call per operation (the same calls the
+eager tier would have made, so the same values), until the program has been run `PROMOTE`
+times; then it is compiled into one Numba loop over the elements (shape-polymorphic, cached
+in memory and on disk like every kernel) and later runs take that kernel: one call instead of
+one NumPy call per operation. A program is at most `MAX_OPS` operations: an operation that
+would make it longer computes its operand first and starts a new trace from the value.
+
+Floating-point errors: traces are recorded only under error states whose categories are all
+"ignore" or "warn" (NumPy's default is one), and a trace runs under the state it was recorded
+in (an operation under another state computes the trace first). NumPy's calls run with the
+"warn" categories raising; a program that raises is run again on NumPy with each category
+recorded (`ir/fpstate.py`), and its warnings are issued at the line that needed the value, as
+on the lazy tiers. A kernel counts the elements where an operation may have raised a flag (and
+the huge arguments of sin and cos); a non-zero count runs the program on NumPy the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import numpy as np
+
+from lazyarray import stats
+from lazyarray.ir import fpstate
+from lazyarray.ops.table import OPS
+
+LEAF, SCALAR = 0, 1
+MAX_OPS = 128  # operations per program: bounds compile time and the recursion of a walk
+PROMOTE = 16  # runs on NumPy before a program is compiled
+SHORT = 4  # programs of fewer operations are never compiled (a launch costs more)...
+SHORT_RUNS = 64  # ...and once one has run this often, the operations that start it no longer
+# start traces: its chain then begins one operation later, or not at all (the eager tier)
+MAX_PROGRAMS = 100_000  # distinct structures recorded per process; beyond, nothing new traces
+
+# ops the tier records: float64 in, float64 out, the same NumPy loop for any float64 operands
+_CANDIDATES = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin",
+               "negative", "positive", "absolute", "sqrt", "square", "sin", "cos", "tan",
+               "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "tanh", "sinh",
+               "cosh", "arcsin", "arccos", "arctan", "cbrt", "reciprocal")
+_F8 = np.dtype(np.float64)
+
+
+def _float64_loop(name: str) -> bool:
+    op = OPS.get(name)
+    if op is None or not op.is_ufunc or op.ref.nout != 1:
+        return False
+    try:
+        return op.ref.resolve_dtypes((_F8,) * op.nin + (None,)) == (_F8,) * (op.nin + 1)
+    except TypeError:
+        return False
+
+
+TRACED = frozenset(n for n in _CANDIDATES if _float64_loop(n))
+
+# the interned structures: id -> (op, operand ids) and its number of operations
+_KEYS: dict[tuple, int] = {}
+_NODES: list[tuple] = [("leaf",), ("scalar",)]
+_SIZES: list[int] = [0, 0]
+_lock = threading.Lock()
+NO_START: set[int] = set()  # one-operation programs that no longer start a trace
+
+
+def program_id(key: tuple) -> int | None:
+    """The id of the structure `key` = (op, operand ids...), interned; None when the program
+    would exceed MAX_OPS operations (or the table is full)."""
+    pid = _KEYS.get(key)
+    if pid is not None:
+        return pid
+    size = 1 + sum(_SIZES[o] for o in key[1:])
+    if size > MAX_OPS or len(_NODES) >= MAX_PROGRAMS:
+        return None
+    with _lock:
+        pid = _KEYS.get(key)
+        if pid is None:
+            pid = len(_NODES)
+            _NODES.append(key)
+            _SIZES.append(size)
+            _KEYS[key] = pid
+    return pid
+
+
+class Program:
+    """One structure, lowered: its NumPy runner, its kernel source, and how often it ran."""
+
+    __slots__ = (
+        "kernel",
+        "leaves",
+        "run",
+        "run_recorded",
+        "runs",
+        "scalars",
+        "source",
+        "starts",
+        "steps",
+    )
+
+    def __init__(self, pid: int):
+        self.steps: list[tuple[str, list[str]]] = []  # (op, operands: "L<j>", "S<k>", "r<m>")
+        self.leaves = self.scalars = 0
+        self.starts: set[int] = set()  # its operations on inputs only (where traces start)
+        self._walk(pid)
+        self.runs = 0
+        self.kernel = None
+        self.run, self.run_recorded = self._numpy_runners()
+        self.source = self._kernel_source()
+
+    def _walk(self, pid: int) -> str:
+        """Append the steps computing `pid`; its operand name. Inputs are numbered in the
+        order recording appends them: operands left to right, then the op's own scalars."""
+        if pid == LEAF:
+            self.leaves += 1
+            return f"L{self.leaves - 1}"
+        op, *operands = _NODES[pid]
+        if all(o in (LEAF, SCALAR) for o in operands):
+            self.starts.add(pid)
+        names = [None if o == SCALAR else self._walk(o) for o in operands]
+        for j, o in enumerate(operands):
+            if o == SCALAR:
+                names[j] = f"S{self.scalars}"
+                self.scalars += 1
+        self.steps.append((op, names))
+        return f"r{len(self.steps) - 1}"
+
+    def _numpy_runners(self):
+        """`run(L, S)`: NumPy's calls, one per step; `run_recorded(L, S, call)`: the same
+        through `fpstate.call` (exact warnings)."""
+        def arg(name: str) -> str:
+            return f"{name[0]}[{name[1:]}]" if name[0] in "LS" else name
+
+        fns = {f"f{m}": OPS[op].ref for m, (op, _) in enumerate(self.steps)}
+        plain, recorded = [], []
+        for m, (_, names) in enumerate(self.steps):
+            args = ", ".join(map(arg, names))
+            plain.append(f"    r{m} = f{m}({args})")
+            recorded.append(f"    r{m} = call(f{m}, {args})")
+        last = f"    return r{len(self.steps) - 1}"
+        src = "\n".join(["def run(L, S):", *plain, last,
+                         "def run_recorded(L, S, call):", *recorded, last])
+        namespace = dict(fns)
+        exec(compile(src, "<lazyarray trace>", "exec"), namespace)  # generated: no user text
+        return namespace["run"], namespace["run_recorded"]
+
+    def _kernel_source(self) -> str:
+        """A serial Numba loop over the flat elements: every step in registers, the result
+        stored once, and a count of elements where a step may have raised a flag."""
+        from lazyarray.codegen.cpu import _FP_QUIET, _SLOW_PATH, _nonfinite
+
+        def arg(name: str) -> str:
+            return f"L{name[1:]}[i]" if name[0] == "L" else (
+                f"S[{name[1:]}]" if name[0] == "S" else name)
+
+        leaves = "".join(f"L{j}, " for j in range(self.leaves))
+        body, checks, big = [], [], []
+        for m, (op, names) in enumerate(self.steps):
+            d = OPS[op]
+            args = [arg(n) for n in names]
+            if op in _SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
+                template = _SLOW_PATH[op]
+                big.append(f"        fpe += _h.trig_big({args[0]})")
+            else:
+                template = d.template or f"np.{d.name}(" + ", ".join(
+                    f"{{{k}}}" for k in range(d.nin)) + ")"
+            body.append(f"        r{m} = np.float64({template.format(*args)})")
+            if op not in _FP_QUIET:
+                quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
+                checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
+        last = len(self.steps) - 1
+        lines = [f"def kernel(out, {leaves}S, n):", "    fpe = 0", "    for i in range(n):",
+                 *body, f"        out[i] = r{last}", *big]
+        if checks:
+            lines.append("        fpe += " + " | ".join(f"({c})" for c in checks))
+        lines.append("    return fpe  # elements to recheck on NumPy: flags, huge arguments")
+        return "\n".join(lines) + "\n"
+
+
+_PROGRAMS: dict[int, Program] = {}
+
+
+def _program(pid: int) -> Program:
+    prog = _PROGRAMS.get(pid)
+    if prog is None:
+        prog = _PROGRAMS.setdefault(pid, Program(pid))
+    return prog
+
+
+def _compile(prog: Program, leaves, scalars: np.ndarray, n: int):
+    """Compile (or load from the disk cache) the program's kernel for these arguments."""
+    from lazyarray.backends import numba_cpu
+    from lazyarray.runtime import diskcache
+
+    key = "t" + hashlib.sha256(prog.source.encode()).hexdigest()[:23]
+    kernel = numba_cpu.compile_kernel(key, prog.source, diskcache.cache_dir())[1]
+    numba_cpu.build(kernel, (np.empty(n), *leaves, scalars, n))
+    return kernel
+
+
+def force(tr: tuple) -> np.ndarray:
+    """The value of the trace `tr` (a fresh array of the trace's shape), computed under the
+    NumPy error state it was recorded in."""
+    token = fpstate._EXTOBJ.set(tr[5])
+    try:
+        return _force(*tr[:5])
+    finally:
+        fpstate._EXTOBJ.reset(token)
+
+
+def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple) -> np.ndarray:
+    prog = _program(pid)
+    if len(scalars) != n_scalars:
+        scalars = scalars[:n_scalars]
+    kernel = prog.kernel
+    if kernel is None:
+        prog.runs += 1
+        if len(prog.steps) < SHORT:
+            if prog.runs == SHORT_RUNS:
+                NO_START.update(prog.starts)
+        elif prog.runs >= PROMOTE:
+            try:
+                kernel = prog.kernel = _compile(prog, leaves, np.array(scalars, np.float64),
+                                                leaves[0].size)
+            except Exception:  # noqa: BLE001 - NumPy answers; never a wrong result
+                prog.runs = -(1 << 62)  # not again
+    if kernel is not None:
+        n = leaves[0].size
+        out = np.empty(shape)
+        stats.bump("trace_kernel_runs")
+        if not kernel(out if len(shape) == 1 else out.reshape(-1), *leaves,
+                      np.array(scalars, np.float64), n):
+            return out
+        stats.bump("fp_rechecks")
+    out = _run_numpy(prog, leaves, scalars)
+    return out if len(shape) == 1 else out.reshape(shape)
+
+
+def _run_numpy(prog: Program, leaves, scalars) -> np.ndarray:
+    """NumPy's calls, with the "warn" categories raising; when one raises, the program again
+    with each call recorded, and the warnings issued at the user's line."""
+    _, warn, raising = fpstate._warn_state()
+    if not warn:
+        return prog.run(leaves, scalars)
+    token = fpstate._EXTOBJ.set(raising)
+    try:
+        return prog.run(leaves, scalars)
+    except FloatingPointError:
+        pass
+    finally:
+        fpstate._EXTOBJ.reset(token)
+    with fpstate.recording() as rec:
+        out = prog.run_recorded(leaves, scalars, fpstate.call)
+    fpstate.emit(rec)
+    return out

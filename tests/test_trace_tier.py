@@ -1,0 +1,269 @@
+"""The trace tier (lazyarray/trace_tier.py): chains of tiny float64 operations are recorded, run on
+NumPy, and once their structure recurs, run as one compiled loop. Differential against NumPy
+on both paths; recording never changes what a program observes."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazyarray as la
+from lazyarray import trace_tier as trace
+from tests.helpers import assert_like_numpy
+
+
+@pytest.fixture(autouse=True)
+def _fresh_starts():
+    """The operations that no longer start traces are learned per process: each test here
+    starts from none, and leaves what the rest of the suite learned as it was."""
+    saved = set(trace.NO_START)
+    trace.NO_START.clear()
+    yield
+    trace.NO_START.clear()
+    trace.NO_START.update(saved)
+
+
+def steps(xp, x, n=25):
+    """W9's loop: 4 operations per step."""
+    for _ in range(n):
+        x = xp.sin(x * 1.01 + 0.1) - 0.05
+    return x
+
+
+def kernel_runs() -> int:
+    return la.cache_info()["trace_kernel_runs"]
+
+
+def test_a_chain_is_recorded_not_computed():
+    x = la.asarray(np.linspace(0, 1, 10))
+    y = steps(la, x, 3)
+    assert y._tr is not None and y._val is None
+    assert y.shape == (10,) and y.dtype == np.float64 and y.ndim == 1 and len(y) == 10
+    assert y._tr is not None  # shape, dtype and len did not compute it
+    assert_like_numpy(y, steps(np, np.linspace(0, 1, 10), 3))
+    assert y._tr is None  # computed once, then an ordinary value
+
+
+def test_recurring_chain_is_compiled_once_and_matches_numpy():
+    base = np.random.default_rng(0).random((4, 5))  # 2-d: the flat loop keeps the shape
+    before = kernel_runs()
+    for k in range(trace.PROMOTE + 5):
+        x = base + k
+        assert_like_numpy(steps(la, la.asarray(x)), steps(np, x))
+    assert kernel_runs() - before >= 5  # the later runs took the compiled loop
+    prog = trace._PROGRAMS[steps(la, la.asarray(base))._tr[0]]
+    assert prog.kernel is not None and len(prog.steps) == 100
+    assert prog.source.count("for i in range(n)") == 1  # one loop, no intermediate arrays
+
+
+def test_scalars_are_arguments_not_part_of_the_program():
+    x = np.linspace(-1, 1, 7)
+    a = la.asarray(x) * 3.0 + 2
+    b = la.asarray(x) * -0.5 + 7
+    assert a._tr[0] == b._tr[0]  # one structure
+    assert_like_numpy(a, x * 3.0 + 2)
+    assert_like_numpy(b, x * -0.5 + 7)
+
+
+def test_reflected_operands_and_two_traces():
+    x, y = np.linspace(1, 2, 6), np.linspace(-3, 3, 6)
+    for _ in range(trace.PROMOTE + 2):
+        lx, ly = la.asarray(x), la.asarray(y)
+        got = (1.5 - lx * 2) / (ly * ly + 4.0) + 2.0 / (lx + 1) - la.exp(ly * 0.1)
+        assert_like_numpy(got, (1.5 - x * 2) / (y * y + 4.0) + 2.0 / (x + 1) - np.exp(y * 0.1))
+
+
+def test_branches_of_one_chain_keep_their_own_scalars():
+    x = np.arange(5.0)
+    t = la.asarray(x) * 2.0
+    a = t + 1.0  # appends to t's list of scalars
+    b = t + 5.0  # must not see a's scalar
+    c = a * 3.0
+    assert_like_numpy(b, x * 2.0 + 5.0)
+    assert_like_numpy(a, x * 2.0 + 1.0)
+    assert_like_numpy(c, (x * 2.0 + 1.0) * 3.0)
+
+
+def test_writes_after_recording_do_not_reach_the_trace():
+    e = la.asarray(np.arange(4.0)) + 0.0
+    e.sum()  # computed: e holds a writeable eager value now
+    assert e._tr is None and e._val.flags.writeable
+    y = e * 2.0  # a trace with e's value as its leaf (made read-only)
+    e[0] = 100.0  # a write into e after recording
+    e += 1
+    assert_like_numpy(y, np.arange(4.0) * 2.0)
+    assert_like_numpy(e, np.array([101.0, 2.0, 3.0, 4.0]))
+
+
+def test_writing_into_a_pending_trace():
+    y = la.asarray(np.arange(3.0)) * 2.0
+    y[1] = -1.0
+    y *= 3.0
+    assert_like_numpy(y, np.array([0.0, -3.0, 12.0]))
+
+
+def test_operations_the_tier_does_not_record_compute_the_trace():
+    x = np.linspace(0.5, 1.5, 8)
+    y = la.asarray(x) * 2.0 + 1.0
+    assert_like_numpy(y.sum(), (x * 2.0 + 1.0).sum())
+    assert_like_numpy(y > 2.5, x * 2.0 + 1.0 > 2.5)
+    assert_like_numpy(y[2:5], (x * 2.0 + 1.0)[2:5])
+    assert_like_numpy(la.where(y > 2.5, y, 0.0), np.where(x * 2 + 1 > 2.5, x * 2 + 1, 0.0))
+    big = la.asarray(np.ones(100_000))
+    assert_like_numpy((la.asarray(x) * 2.0)[:1] + big, (x * 2.0)[:1] + np.ones(100_000))
+
+
+def test_broadcasting_and_other_dtypes_take_the_eager_tier():
+    a, b = np.arange(3.0).reshape(3, 1), np.arange(4.0)
+    assert_like_numpy(la.asarray(a) * 2.0 + la.asarray(b) * 3.0, a * 2.0 + b * 3.0)
+    f = np.arange(4, dtype=np.float32)
+    r = la.asarray(f) * 2.0 + 1
+    assert r._tr is None
+    assert_like_numpy(r, f * 2.0 + 1)
+    i = np.arange(4)
+    assert_like_numpy(la.asarray(i) * 2 + 1, i * 2 + 1)
+    z = la.asarray(np.array(2.0)) * 3.0  # 0-d: a NumPy scalar on the eager tier
+    assert z._tr is None
+    assert_like_numpy(z, np.array(2.0) * 3.0)
+
+
+def test_python_ints_beyond_float64_precision_are_not_recorded():
+    x = np.arange(3.0)
+    r = la.asarray(x) * 2 ** 60
+    assert r._tr is None
+    assert_like_numpy(r, x * 2 ** 60)
+    with pytest.raises(OverflowError):
+        la.asarray(x) * 10 ** 400
+
+
+def test_long_chains_are_cut_into_programs_of_bounded_size():
+    x = np.linspace(0, 1, 9)
+    y, ly = x, la.asarray(x)
+    for _ in range(3 * trace.MAX_OPS):
+        y, ly = y * 0.999 + 0.001, ly * 0.999 + 0.001
+    assert trace._SIZES[ly._tr[0]] <= trace.MAX_OPS
+    assert_like_numpy(ly, y)
+
+
+WARN = dict(divide="warn", over="warn", invalid="warn", under="ignore")  # NumPy's default
+
+
+@np.errstate(**WARN)
+def test_warnings_are_issued_where_the_value_is_needed():
+    x = la.asarray(np.array([1.0, 0.0, -1.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = x / 0.0 + 1.0  # recorded: nothing computed, nothing reported
+    with pytest.warns(RuntimeWarning, match="divide by zero") as rec:
+        v = np.asarray(y)
+    assert rec[0].filename == __file__
+    np.testing.assert_array_equal(v, np.array([1.0, 0.0, -1.0]) / 0.0 + 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = x / 0.0 + 1.0  # recorded under "ignore": runs under it, wherever it is computed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(np.asarray(z), v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = x / 0.0 + 1.0
+    with np.errstate(divide="ignore"):
+        w = z * 2.0  # under another state than the trace's: the trace is computed first
+    assert z._tr is None and w._tr is None
+    np.testing.assert_array_equal(np.asarray(w), v * 2.0)
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        x / 0.0 + 1.0
+
+
+@np.errstate(**WARN)
+def test_compiled_programs_recheck_on_numpy():
+    x = np.linspace(1, 2, 5)
+    for _ in range(trace.PROMOTE + 2):
+        np.asarray(la.exp(la.asarray(x) * 2.0) * 0.5 + 1.0 - 0.25)
+    before = la.cache_info()["fp_rechecks"]
+    got = la.exp(la.asarray(x) * 1000.0) * 0.5 + 1.0 - 0.25
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        np.asarray(got)
+    assert la.cache_info()["fp_rechecks"] == before + 1
+    with np.errstate(over="ignore"):
+        assert_like_numpy(got, np.exp(x * 1000.0) * 0.5 + 1.0 - 0.25)
+    huge = np.array([1e300, -1e22, 3.0, 1e6, np.nan])  # sin's slow path: NumPy's values
+    for _ in range(trace.PROMOTE + 2):
+        r = la.sin(la.asarray(huge) * 1.0 + 0.0) * 1.0 - 0.0
+    np.testing.assert_array_equal(np.asarray(r), np.sin(huge * 1.0 + 0.0) * 1.0 - 0.0)
+
+
+def test_short_programs_stop_starting_traces():
+    x = np.arange(6.0)
+    for _ in range(trace.SHORT_RUNS + 1):
+        np.asarray(la.asarray(x) - 7.25)
+    pid = trace._KEYS[("subtract", trace.LEAF, trace.SCALAR)]
+    assert pid in trace.NO_START
+    y = la.asarray(x) - 7.25
+    assert y._tr is None  # the eager tier: NumPy at once
+    assert_like_numpy(y, x - 7.25)
+    assert trace._PROGRAMS[pid].kernel is None  # never compiled
+
+
+def test_the_option_turns_the_tier_off():
+    with la.options(trace=False):
+        y = la.asarray(np.arange(3.0)) * 2.0 + 1.0
+    assert y._tr is None
+    assert_like_numpy(y, np.arange(3.0) * 2.0 + 1.0)
+
+
+_OPS = [
+    ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b),
+    ("div", lambda a, b: a / b), ("rsub", lambda a, b: b - a), ("rdiv", lambda a, b: b / a),
+]
+_UNARY = ["sin", "cos", "exp", "log", "sqrt", "tanh", "absolute", "negative", "square"]
+
+
+@st.composite
+def programs(draw):
+    """A random program over one or two float64 inputs: binary ops with scalars or the other
+    chain, and unary ufuncs."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, max_side=5))
+    floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+    xs = [draw(hnp.arrays(np.float64, shape, elements=floats)) for _ in range(2)]
+    ops = draw(st.lists(st.tuples(st.sampled_from(range(len(_OPS) + len(_UNARY))),
+                                  st.one_of(floats, st.integers(-5, 5), st.just(None))),
+                        min_size=1, max_size=12))
+    return xs, ops
+
+
+def run_program(xp, xs, ops):
+    a, b = (xp.asarray(x) for x in xs)
+    for k, s in ops:
+        if k >= len(_OPS):
+            a = getattr(xp, _UNARY[k - len(_OPS)])(a)
+        else:
+            a = _OPS[k][1](a, b if s is None else s)
+        a, b = b, a
+    return a, b
+
+
+def check_program(prog, runs):
+    xs, ops = prog
+    with np.errstate(all="ignore"):
+        want = run_program(np, xs, ops)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for _ in range(runs):
+            got = run_program(la, xs, ops)
+            for g, w in zip(got, want):
+                assert_like_numpy(g, w)
+
+
+@settings(max_examples=60, deadline=None)
+@given(programs())
+def test_random_programs_match_numpy(prog):
+    check_program(prog, 2)  # recorded, run on NumPy
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None)
+@given(programs())
+def test_random_programs_match_numpy_compiled(prog):
+    check_program(prog, trace.PROMOTE + 1)  # the last runs take the compiled loop
