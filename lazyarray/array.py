@@ -161,8 +161,8 @@ class ufunc:
                 else:
                     if v is None:
                         v = _small(x)
-                    if (type(v) is _ndarray and _PIDS.get(self._start) not in _NO_START
-                            and _options().trace):
+                    if (type(v) is _ndarray and v.dtype is _F64
+                            and _PIDS.get(self._start) not in _NO_START and _options().trace):
                         a = _record(self._op, (x,))
                         if a is not None:
                             return a
@@ -503,6 +503,14 @@ def _binary(name: str, py_op, reflected: bool = False):
     start = (name, trace.SCALAR, trace.LEAF) if reflected else (name, trace.LEAF, trace.SCALAR)
     after: dict[int, int] = {}  # program id of a trace -> that of `trace op scalar`
     start2 = (name, trace.LEAF, trace.LEAF)  # of `self op other` on computed arrays
+    start_ids = [None, None]  # their program ids, once interned
+
+    def starts(k: int) -> bool:
+        """May this operation start a trace (see trace_tier.NO_START)?"""
+        pid = start_ids[k]
+        if pid is None:
+            pid = start_ids[k] = _PIDS.get(start2 if k else start)
+        return pid not in _NO_START and _options().trace
 
     def method(self, other):
         # the trace and eager tiers, inlined: the hot path of tiny-array code (W9)
@@ -538,8 +546,8 @@ def _binary(name: str, py_op, reflected: bool = False):
                     v = _small(self)
                 t = type(other)
                 if t is Array and other._tr is not None or type(v) is _ndarray and (
-                        _PIDS.get(start2 if t is Array else start) not in _NO_START
-                        and _options().trace):
+                        v.dtype is _F64 and not self._chain
+                        and (t is not Array or not other._chain) and starts(t is Array)):
                     a = _record(name, (other, self) if reflected else (self, other))
                     if a is not None:
                         return a

@@ -1,15 +1,18 @@
 """Fixed costs: building graph nodes, evaluating a small cached graph, a long tiny chain.
 
 Engines: ``numpy``; ``lazyarray`` with its default tiers (tiny work may run on the NumPy
-interpreter of the HLO); ``lazyarray-compiled`` with ``eager_threshold=0``, which forces
-the compiled-kernel path (what a kernel launch costs once it is cached).
+interpreter of the HLO, and tiny float64 chains are traced); ``lazyarray-eager`` without the
+trace tier (``trace=False``: each tiny operation calls NumPy at once); ``lazyarray-compiled``
+with ``eager_threshold=0``, which forces the compiled-kernel path (what a kernel launch
+costs once it is cached).
 """
 
 import numpy as np
 
 from .common import compiled_path, require_lazyarray, run, vector, w9
 
-OVERHEAD_ENGINES = ["numpy", "lazyarray", "lazyarray-compiled"]
+# lazyarray-eager: the default tiers without the trace tier (every tiny op calls NumPy at once)
+OVERHEAD_ENGINES = ["numpy", "lazyarray", "lazyarray-eager", "lazyarray-compiled"]
 
 
 def _setup_engine(self, engine):
@@ -19,6 +22,9 @@ def _setup_engine(self, engine):
     lz = require_lazyarray("asarray", "options")
     if engine == "lazyarray-compiled":
         self._ctx = compiled_path(lz)
+        self._ctx.__enter__()
+    elif engine == "lazyarray-eager":
+        self._ctx = lz.options(trace=False)
         self._ctx.__enter__()
     return lz
 
@@ -82,7 +88,8 @@ class Chain100:
         self.xp = _setup_engine(self, engine)
         x = vector(10, 9)
         self.args = (x,) if self.xp is np else (self.xp.asarray(x),)
-        run("W9", self.xp, self.args)  # warm-up
+        for _ in range(20):  # warm-up: the trace tier compiles a chain after 16 runs
+            run("W9", self.xp, self.args)
 
     def teardown(self, engine):
         _teardown_engine(self)
