@@ -145,7 +145,9 @@ def cache_info() -> dict:
     updates_copied (writes into the old buffer / into a new version), updates_fused (writes
     stored by the kernel computing their value), buffers_donated, library_calls, eager_ops
     (operations on tiny arrays: run at once, or recorded in a trace), trace_kernel_runs
-    (traces computed by their compiled loop, see lazyarray/trace_tier.py), gathered (dask
+    (traces computed by their compiled loop, see lazyarray/trace_tier.py), trace_compiles and
+    trace_disk_writes (those loops built, and their source files written; apart from
+    compiles and disk_writes, which count the graph's kernels), gathered (dask
     backend: instructions run gathered in one task), fp_rechecks (fusions or traces re-run on
     NumPy's loops because a kernel met a possible floating-point error while NumPy's error
     state warns)."""

@@ -278,18 +278,37 @@ def _tiny_values(args) -> list | None:
     min(TINY, eager_threshold) elements (views only by slicing, see `_small_view`): then
     deferring costs more than computing. None otherwise."""
     values = []
+    shape = None  # of the first value with more than one element
     for a in args:
         t = type(a)
         if t is Array:
             v = _small(a)
             if v is None:
                 return None
+            if v.size != 1:
+                if shape is None:
+                    shape = v.shape
+                elif v.shape != shape and not _small_broadcast(
+                        [x for x in values if type(x) is _ndarray] + [v]):
+                    return None
             values.append(v)
         elif t is float or t is int or isinstance(a, (bool, complex, np.generic)):
             values.append(a)
         else:
             return None
     return values
+
+
+def _small_broadcast(values) -> bool:
+    """Is the broadcast of these tiny values tiny too? An outer product of two tiny vectors
+    (`x[:, None] - y`) is not: it stays lazy, so that what consumes it can fuse with it (a
+    row sum of it never exists in memory). True when the shapes do not broadcast, so that
+    NumPy raises its own error at once."""
+    try:
+        shape = np.broadcast_shapes(*(v.shape for v in values))
+    except ValueError:
+        return True
+    return math.prod(shape) < _options().eager_limit
 
 
 def _small(a: Array) -> np.ndarray | None:
@@ -573,9 +592,9 @@ def _binary(name: str, py_op, reflected: bool = False):
                 return a
             if t is Array:
                 w = _small(other)
-                if w is not None:
+                if w is not None and (v.shape == w.shape or v.size == 1 or w.size == 1
+                                      or _small_broadcast((v, w))):
                     _eager_op()
-                    # a broadcast may grow: checked there
                     return _value_array(py_op(w, v) if reflected else py_op(v, w))
         if not isinstance(other, (Array, np.ndarray, np.generic, bool, int, float, complex,
                                   list, tuple)):

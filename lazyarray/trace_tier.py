@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import warnings
 
 import numpy as np
 
@@ -213,13 +214,21 @@ def _program(pid: int) -> Program:
 
 
 def _compile(prog: Program, leaves, scalars: np.ndarray, n: int):
-    """Compile (or load from the disk cache) the program's kernel for these arguments."""
+    """Compile (or load from the disk cache) the program's kernel for these arguments.
+    Counted apart from the graph's kernels (`trace_compiles`, `trace_disk_writes`): whether a
+    tiny chain has recurred often enough depends on everything the process ran before."""
+    import numba
+
     from lazyarray.backends import numba_cpu
     from lazyarray.runtime import diskcache
 
     key = "t" + hashlib.sha256(prog.source.encode()).hexdigest()[:23]
-    kernel = numba_cpu.compile_kernel(key, prog.source, diskcache.cache_dir())[1]
-    numba_cpu.build(kernel, (np.empty(n), *leaves, scalars, n))
+    kernel = numba_cpu.compile_kernel(key, prog.source, diskcache.cache_dir(),
+                                      counter="trace_disk_writes")[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", numba.NumbaWarning)
+        kernel.compile(tuple(numba.typeof(a) for a in (np.empty(n), *leaves, scalars, n)))
+    stats.bump("trace_compiles")
     return kernel
 
 

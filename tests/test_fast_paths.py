@@ -18,6 +18,14 @@ from helpers import assert_like_numpy
 la_array = importlib.import_module("lazyarray.array")  # the module (la.array is a function)
 
 
+@pytest.fixture(autouse=True)
+def _eager_tier():
+    """These tests look at the eager tier's own paths: float64 chains would otherwise be
+    recorded by the trace tier (tests/test_trace_tier.py)."""
+    with la.options(trace=False):
+        yield
+
+
 def _eager(a: np.ndarray):
     e = la.asarray(a) * 1  # an eager-tier value
     assert e._val is not None

@@ -49,11 +49,14 @@ def test_a_chain_is_recorded_not_computed():
 
 def test_recurring_chain_is_compiled_once_and_matches_numpy():
     base = np.random.default_rng(0).random((4, 5))  # 2-d: the flat loop keeps the shape
-    before = kernel_runs()
+    before = la.cache_info()
     for k in range(trace.PROMOTE + 5):
         x = base + k
         assert_like_numpy(steps(la, la.asarray(x)), steps(np, x))
-    assert kernel_runs() - before >= 5  # the later runs took the compiled loop
+    after = la.cache_info()
+    assert after["trace_kernel_runs"] - before["trace_kernel_runs"] >= 5  # the compiled loop
+    assert after["trace_compiles"] - before["trace_compiles"] <= 1  # built once (or earlier)
+    assert after["compiles"] == before["compiles"]  # the graph's kernels are counted apart
     prog = trace._PROGRAMS[steps(la, la.asarray(base))._tr[0]]
     assert prog.kernel is not None and len(prog.steps) == 100
     assert prog.source.count("for i in range(n)") == 1  # one loop, no intermediate arrays

@@ -41,7 +41,7 @@ def _write_atomic(path: str, text: str) -> None:
         raise
 
 
-def import_source(name: str, path: str, text: str):
+def import_source(name: str, path: str, text: str, counter: str = "disk_writes"):
     """Import `text` as module `name` from the file `path`, (re)writing the file first when it
     is absent or holds something else (corrupt, foreign): Numba's `cache=True` needs a real
     file to key its cache on."""
@@ -51,7 +51,7 @@ def import_source(name: str, path: str, text: str):
             existing = f.read()
     if existing != text:
         _write_atomic(path, text)
-        stats.bump("disk_writes")
+        stats.bump(counter)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -59,8 +59,9 @@ def import_source(name: str, path: str, text: str):
     return module
 
 
-def compile_kernel(key: str, source: str, cache_dir: str):
-    """(parallel, serial) dispatchers for `source`, which defines `kernel`.
+def compile_kernel(key: str, source: str, cache_dir: str, counter: str = "disk_writes"):
+    """(parallel, serial) dispatchers for `source`, which defines `kernel` (a new source file
+    is counted under `counter`).
 
     Small launches take the serial one: waking the worker threads costs more than it saves.
     """
@@ -72,7 +73,7 @@ def compile_kernel(key: str, source: str, cache_dir: str):
     name = f"lazyarray_kernel_{key}"
     path = os.path.join(cache_dir, name + ".py")
     with _lock:
-        module = import_source(name, path, text)
+        module = import_source(name, path, text, counter)
     return module.kernel, module.kernel_serial
 
 
