@@ -115,7 +115,7 @@ def explain(*arrays):
         if report is None:
             raise ValueError("explain(): nothing has been evaluated yet; pass arrays to plan")
         return report
-    return _engine.explain([a._node for a in arrays if isinstance(a, Array)])
+    return _engine.explain([a._planned_node() for a in arrays if isinstance(a, Array)])
 
 
 def from_dask(darr, /) -> Array:

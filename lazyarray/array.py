@@ -458,9 +458,10 @@ def _with_scalar(tr: tuple, s) -> tuple:
     """`tr` with the scalar `s` appended to its scalars: in place when `tr` uses the whole
     list (the usual chain), else on a copy of the part it uses."""
     scalars, n = tr[2], tr[3]
-    if len(scalars) != n:
+    scalars.append(s)  # append, then check: two threads extending one chain both notice
+    if len(scalars) != n + 1:
         scalars = scalars[:n]
-    scalars.append(s)
+        scalars.append(s)
     return (0, tr[1], scalars, n + 1, tr[4], tr[5])
 
 
@@ -548,9 +549,10 @@ def _binary(name: str, py_op, reflected: bool = False):
                             after[tr[0]] = pid
                     if pid is not None:
                         scalars, n = tr[2], tr[3]
-                        if len(scalars) != n:  # another chain appended to the list first
+                        scalars.append(other)  # (append, then check: safe across threads)
+                        if len(scalars) != n + 1:  # another chain appended to it first
                             scalars = scalars[:n]
-                        scalars.append(other)
+                            scalars.append(other)
                         _eager_op()
                         a = _new_array(Array)
                         a._tr = (pid, tr[1], scalars, n + 1, tr[4], tr[5])
@@ -679,6 +681,11 @@ class Array:
             node = fn(node, *args)
         self._vnode = (base, node)
         return node
+
+    def _planned_node(self) -> Node:
+        """`_node`, except that a pending trace becomes the graph it stands for instead of
+        being computed (`lazyarray.explain` plans without computing)."""
+        return self._node if self._tr is None else trace.graph(self._tr)
 
     def _layout(self) -> np.ndarray:
         return self._storage.fake() if self._proxy is None else self._proxy

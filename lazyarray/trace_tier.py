@@ -157,7 +157,8 @@ class Program:
         src = "\n".join(["def run(L, S):", *plain, last,
                          "def run_recorded(L, S, call):", *recorded, last])
         namespace = dict(fns)
-        exec(compile(src, "<lazyarray trace>", "exec"), namespace)  # generated: no user text
+        # generated from op names of the table, no user text
+        exec(compile(src, "<lazyarray trace>", "exec"), namespace)  # noqa: S102
         return namespace["run"], namespace["run_recorded"]
 
     def _kernel_source(self) -> str:
@@ -287,3 +288,18 @@ def _run_numpy(prog: Program, leaves, scalars) -> np.ndarray:
         out = prog.run_recorded(leaves, scalars, fpstate.call)
     fpstate.emit(rec)
     return out
+
+
+def graph(tr: tuple):
+    """The trace `tr` as the graph node the lazy tiers would have built (nothing computed):
+    what `lazyarray.explain` plans for a pending trace."""
+    from lazyarray.graph import build
+    from lazyarray.graph.node import leaf
+
+    pid, leaves, scalars, n_scalars, shape = tr[:5]
+    prog = _program(pid)
+    values = {f"L{j}": leaf(x.reshape(shape)) for j, x in enumerate(leaves)}
+    values.update({f"S{k}": s for k, s in enumerate(scalars[:n_scalars])})
+    for m, (op, names) in enumerate(prog.steps):
+        values[f"r{m}"] = build.elementwise(op, *(values[n] for n in names))
+    return values[f"r{len(prog.steps) - 1}"]

@@ -62,6 +62,16 @@ def test_recurring_chain_is_compiled_once_and_matches_numpy():
     assert prog.source.count("for i in range(n)") == 1  # one loop, no intermediate arrays
 
 
+def test_explain_plans_a_trace_without_computing_it():
+    x = np.linspace(0, 1, 10)
+    y = la.sin(la.asarray(x) * 2.0) + 1.0
+    report = la.explain(y)
+    assert y._tr is not None  # still pending
+    text = str(report)
+    assert "sine" in text and "multiply" in text and "add" in text
+    assert_like_numpy(y, np.sin(x * 2.0) + 1.0)
+
+
 def test_scalars_are_arguments_not_part_of_the_program():
     x = np.linspace(-1, 1, 7)
     a = la.asarray(x) * 3.0 + 2
@@ -88,6 +98,28 @@ def test_branches_of_one_chain_keep_their_own_scalars():
     assert_like_numpy(b, x * 2.0 + 5.0)
     assert_like_numpy(a, x * 2.0 + 1.0)
     assert_like_numpy(c, (x * 2.0 + 1.0) * 3.0)
+
+
+def test_threads_extending_one_chain_keep_their_own_scalars():
+    import threading
+
+    x = np.arange(4.0)
+    t = la.asarray(x) * 2.0
+    errors = []
+
+    def work(k):
+        for i in range(300):
+            c = float(k * 1000 + i)
+            y = t + c
+            if not np.array_equal(np.asarray(y), x * 2.0 + c):
+                errors.append((k, i))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
 
 
 def test_writes_after_recording_do_not_reach_the_trace():
@@ -151,7 +183,7 @@ def test_long_chains_are_cut_into_programs_of_bounded_size():
     assert_like_numpy(ly, y)
 
 
-WARN = dict(divide="warn", over="warn", invalid="warn", under="ignore")  # NumPy's default
+WARN = {"divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}  # NumPy's default
 
 
 @np.errstate(**WARN)

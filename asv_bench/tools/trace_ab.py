@@ -33,24 +33,28 @@ def main() -> None:
     print("| case | NumPy | lazyarray | without the trace tier |")
     print("|---|---|---|---|")
     for name, (fn, ins) in cases.items():
-        lins = [la.asarray(a) for a in ins]
-        for _ in range(100):  # warm-up: compiles (or loads) the chains' loops
-            np.asarray(fn(la, *lins))
-        number = 300 if ins[0].size < 5000 else 100
-        res = {"numpy": [], "on": [], "off": []}
-
-        def best(f):
-            return min(timeit.repeat(f, number=number, repeat=3)) / number * 1e6
-
-        for _ in range(rounds):
-            res["numpy"].append(best(lambda: fn(np, *ins)))
-            res["on"].append(best(lambda: np.asarray(fn(la, *lins))))
-            with la.options(trace=False):
-                res["off"].append(best(lambda: np.asarray(fn(la, *lins))))
-        m = {k: statistics.median(v) for k, v in res.items()}
+        m = measure(fn, ins, rounds)
         print(f"| {name} | {m['numpy']:.1f} µs | {m['on']:.1f} µs ({m['on'] / m['numpy']:.2f}) "
               f"| {m['off']:.1f} µs ({m['off'] / m['numpy']:.2f}) |", flush=True)
 
+
+def measure(fn, ins, rounds: int) -> dict[str, float]:
+    """Median over the rounds of the best of three timings, µs per call."""
+    lins = [la.asarray(a) for a in ins]
+    for _ in range(100):  # warm-up: compiles (or loads) the chains' loops
+        np.asarray(fn(la, *lins))
+    number = 300 if ins[0].size < 5000 else 100
+
+    def best(f):
+        return min(timeit.repeat(f, number=number, repeat=3)) / number * 1e6
+
+    res = {"numpy": [], "on": [], "off": []}
+    for _ in range(rounds):
+        res["numpy"].append(best(lambda: fn(np, *ins)))
+        res["on"].append(best(lambda: np.asarray(fn(la, *lins))))
+        with la.options(trace=False):
+            res["off"].append(best(lambda: np.asarray(fn(la, *lins))))
+    return {k: statistics.median(v) for k, v in res.items()}
 
 if __name__ == "__main__":
     main()
