@@ -248,21 +248,38 @@ def test_the_option_turns_the_tier_off():
     assert_like_numpy(y, np.arange(3.0) * 2.0 + 1.0)
 
 
-_OPS = [
-    ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b),
-    ("div", lambda a, b: a / b), ("rsub", lambda a, b: b - a), ("rdiv", lambda a, b: b / a),
+def _write(xp, a, b, s):
+    a = a * 1.0  # NumPy: a copy (never the test's input); lazyarray: a trace, computed by the write
+    a[(0,) * a.ndim] = s
+    return a
+
+
+_OPS = [  # (name, f(xp, a, b, scalar or None)): recorded ones, then ones that compute a trace
+    ("add", lambda xp, a, b, s: a + (b if s is None else s)),
+    ("sub", lambda xp, a, b, s: a - (b if s is None else s)),
+    ("mul", lambda xp, a, b, s: a * (b if s is None else s)),
+    ("div", lambda xp, a, b, s: a / (b if s is None else s)),
+    ("rsub", lambda xp, a, b, s: (b if s is None else s) - a),
+    ("rdiv", lambda xp, a, b, s: (b if s is None else s) / a),
+    ("maximum", lambda xp, a, b, s: xp.maximum(a, b)),
+    *((u, (lambda u: lambda xp, a, b, s: getattr(xp, u)(a))(u))
+      for u in ("sin", "cos", "exp", "log", "sqrt", "tanh", "absolute", "negative", "square")),
+    ("sum", lambda xp, a, b, s: a + a.sum()),  # a reduction, then a 0-d operand
+    ("where", lambda xp, a, b, s: xp.where(a > b, a, b)),  # a comparison: not recorded
+    ("reversed", lambda xp, a, b, s: a[::-1] + 1.0),  # a view of a trace
+    ("write", _write),  # a write into a trace
 ]
-_UNARY = ["sin", "cos", "exp", "log", "sqrt", "tanh", "absolute", "negative", "square"]
 
 
 @st.composite
 def programs(draw):
-    """A random program over one or two float64 inputs: binary ops with scalars or the other
-    chain, and unary ufuncs."""
+    """A random program over two float64 inputs: binary operations on the other chain or a
+    scalar, unary ufuncs, and operations the trace tier does not record (reductions,
+    comparisons, views, writes) in between."""
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, max_side=5))
     floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
     xs = [draw(hnp.arrays(np.float64, shape, elements=floats)) for _ in range(2)]
-    ops = draw(st.lists(st.tuples(st.sampled_from(range(len(_OPS) + len(_UNARY))),
+    ops = draw(st.lists(st.tuples(st.sampled_from(range(len(_OPS))),
                                   st.one_of(floats, st.integers(-5, 5), st.just(None))),
                         min_size=1, max_size=12))
     return xs, ops
@@ -271,10 +288,9 @@ def programs(draw):
 def run_program(xp, xs, ops):
     a, b = (xp.asarray(x) for x in xs)
     for k, s in ops:
-        if k >= len(_OPS):
-            a = getattr(xp, _UNARY[k - len(_OPS)])(a)
-        else:
-            a = _OPS[k][1](a, b if s is None else s)
+        if _OPS[k][0] == "write" and s is None:
+            s = 2.5
+        a = _OPS[k][1](xp, a, b, s)
         a, b = b, a
     return a, b
 
