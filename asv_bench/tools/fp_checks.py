@@ -30,6 +30,8 @@ progs = {
     "log(a)*b": lambda: la.log(a) * b,
     "(a*b).sum(axis=1)": lambda: (la.reshape(a, (1000, -1)) * la.reshape(b, (1000, -1))).sum(axis=1),
     "W4 exp(-(x-y)**2).sum(1)": lambda: la.exp(-((a[:10_000, None] - b[None, :1000]) ** 2)).sum(axis=1),
+    "W7 stencil": lambda: (lambda A: 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1]
+                                            + A[:-2, 1:-1]))(la.reshape(a, (2500, 4000))),
 }
 
 def strip(src):
