@@ -164,7 +164,7 @@ class Program:
     def _kernel_source(self) -> str:
         """A serial Numba loop over the flat elements: every step in registers, the result
         stored once, and a count of elements where a step may have raised a flag."""
-        from lazyarray.codegen.cpu import _FP_QUIET, _SLOW_PATH, _nonfinite
+        from lazyarray.codegen.cpu import _FP_QUIET, _SLOW_PATH, _nonfinite, scalar_call
 
         def arg(name: str) -> str:
             return f"L{name[1:]}[i]" if name[0] == "L" else (
@@ -173,15 +173,10 @@ class Program:
         leaves = "".join(f"L{j}, " for j in range(self.leaves))
         body, checks, big = [], [], []
         for m, (op, names) in enumerate(self.steps):
-            d = OPS[op]
             args = [arg(n) for n in names]
             if op in _SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
-                template = _SLOW_PATH[op]
                 big.append(f"        fpe += _h.trig_big({args[0]})")
-            else:
-                template = d.template or f"np.{d.name}(" + ", ".join(
-                    f"{{{k}}}" for k in range(d.nin)) + ")"
-            body.append(f"        r{m} = np.float64({template.format(*args)})")
+            body.append(f"        r{m} = np.float64({scalar_call(op, args, fast=True)})")
             if op not in _FP_QUIET:
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
                 checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))

@@ -88,11 +88,17 @@ def _expr(comp: Module, i: int, fast: bool = False) -> str:
         return f"{np_type(ins.dtype)}({args[0]})"
     if ins.opcode == "select":
         return f"({args[1]} if {args[0]} else {args[2]})"
-    op = OPS[ins.opcode]
-    if fast and ins.opcode in _SLOW_PATH:
-        return f"{np_type(ins.dtype)}({_SLOW_PATH[ins.opcode].format(*args)})"
+    return f"{np_type(ins.dtype)}({scalar_call(ins.opcode, args, fast)})"
+
+
+def scalar_call(name: str, args: list[str], fast: bool = False) -> str:
+    """The Numba expression applying the elementwise op `name` to the expressions `args`
+    (`fast`: the `_SLOW_PATH` form, exact below `TRIG_BIG` only)."""
+    if fast and name in _SLOW_PATH:
+        return _SLOW_PATH[name].format(*args)
+    op = OPS[name]
     template = op.template or f"np.{op.name}(" + ", ".join(f"{{{k}}}" for k in range(op.nin)) + ")"
-    return f"{np_type(ins.dtype)}({template.format(*args)})"
+    return template.format(*args)
 
 
 def _epilogue(comp: Module) -> set[int]:
