@@ -181,3 +181,10 @@ class compiled_path:
 
     def close(self):
         self._ctx.__exit__(None, None, None)
+
+
+class held_options(compiled_path):
+    """``la.options(**opts)`` held open from setup to teardown."""
+
+    def __init__(self, lz, **opts):
+        self._ctx = lz.options(**opts)
