@@ -549,7 +549,7 @@ def _binary(name: str, py_op, reflected: bool = False):
                             after[tr[0]] = pid
                     if pid is not None:
                         scalars, n = tr[2], tr[3]
-                        scalars.append(other)  # (append, then check: safe across threads)
+                        scalars.append(other)  # `_with_scalar`, inlined (hot path)
                         if len(scalars) != n + 1:  # another chain appended to it first
                             scalars = scalars[:n]
                             scalars.append(other)
