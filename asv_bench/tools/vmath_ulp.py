@@ -1,4 +1,4 @@
-"""Maximum ulp distance between the compiled kernels' sin, cos, log, log1p, expm1 and NumPy's.
+"""Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log1p, expm1 and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0]     (from the repository root)
 
@@ -30,6 +30,12 @@ def ulp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
+    if name == "exp":
+        return {"[-1, 1]": rng.uniform(-1, 1, n), "[-750, 710]": rng.uniform(-750, 710, n),
+                "[-746, -708] (subnormal results)": rng.uniform(-746, -708, n),
+                "[700, 710]": rng.uniform(700, 710, n),
+                "specials": np.array(EDGES + [-745.1332191019412, 709.782712893384,
+                                              709.7827128933841, -708.3964185322641])}
     if name == "expm1":
         return {"[-0.35, 0.35]": rng.uniform(-0.35, 0.35, n), "[-3, 3]": rng.uniform(-3, 3, n),
                 "[-750, 710]": rng.uniform(-750, 710, n),
@@ -68,7 +74,7 @@ def main() -> None:
     print("| function | dtype | range | max ulp vs NumPy | differing | max ulp vs correctly rounded |")
     print("|---|---|---|---|---|---|")
     with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
-        for name in ("sin", "cos", "log", "log1p", "expm1"):
+        for name in ("exp", "sin", "cos", "log", "log1p", "expm1"):
             ref = getattr(np, name)
             for label, x64 in ranges(name, args.n, rng).items():
                 for dtype in (np.float64, np.float32):

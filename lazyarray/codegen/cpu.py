@@ -24,7 +24,7 @@ from lazyarray.runtime.layout import Spec
 
 # 7: kernels return a count of possible FP events; 8: flat loads; 9: fma; 10: flat stores;
 # 11: exact checks of values that reach an output in a second pass, only when one is not finite
-CODEGEN_VERSION = 11
+CODEGEN_VERSION = 12
 
 
 class Unsupported(Exception):
@@ -599,7 +599,7 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         out.append(f"for q in range({lo}, {hi} - 3, 4):")
         for j in range(4):
             lane = stepped(f"_{j}" if j else "")
-            out += [f"    i{d} = q + {j}", *_indent(body, 1), *_indent(lane, 1)]
+            out += [f"    i{d} = np.uint64(q + {j})", *_indent(body, 1), *_indent(lane, 1)]
         out.append(f"for i{d} in range({lo} + ({hi} - ({lo})) // 4 * 4, {hi}):")
         out += _indent(body + step, 1)
         for k in range(len(reds)):
