@@ -24,6 +24,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import settings, given
@@ -697,6 +698,31 @@ def _check_exp(dtype):
     if dtype == np.float32:
         exact = np.exp(x.astype(np.float64)).astype(np.float32)
         assert _ulp_distance(got, exact).max() <= 1
+
+
+@pytest.mark.parametrize("scalef", [False, True])
+def test_both_forms_of_exp_are_within_an_ulp(scalef):
+    """Kernels scale exp's result by llvm.ldexp (vscalefpd) where the CPU has AVX-512 and by
+    two factors built from bits elsewhere: both forms, whatever this CPU is, against NumPy."""
+    from lazyarray.backends.numba_scalar import exp_impl
+
+    f = numba.njit(exp_impl(np.float64, scalef))
+
+    @numba.njit
+    def run(a, out):
+        for i in range(a.size):
+            out[i] = f(a[i])
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-750, 710, 50_000), rng.uniform(-746, -708, 20_000),
+                        rng.uniform(-1, 1, 20_000), EXP_EDGES])
+    got = np.empty_like(x)
+    run(x, got)
+    with np.errstate(all="ignore"):
+        want = np.exp(x)
+    assert _ulp_distance(got, want).max() <= 1
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(np.isinf(got), np.isinf(want)) and np.array_equal(got == 0, want == 0)
 
 
 # --------------------------------------------------------------------------

@@ -4,6 +4,7 @@ silent; "raise" raises NumPy's FloatingPointError."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -33,6 +34,10 @@ PROGRAMS = {
     "sum_overflow": lambda xp, n: (_f64(xp, n) + 1e308).sum(),  # overflow in reduce
     "float32_overflow": lambda xp, n: xp.asarray(np.full(n, 1e30, np.float32)) * np.float32(1e10),
     "inf_minus_inf": lambda xp, n: (_f64(xp, n) * 1e308 * 10) - (_f64(xp, n) * 1e308 * 10),
+    # overflows that exp(-inf) = 0 hides from the result (checks moved down the chain)
+    "square_under_exp": lambda xp, n: xp.exp(-((_f64(xp, n) * 1e154) ** 2)).sum(),
+    "subtract_under_exp": lambda xp, n: xp.exp(-((_f64(xp, n) * 1e307 - (-1.7e308)) ** 2)),
+    "nan_under_exp": lambda xp, n: xp.exp(-((xp.asarray(np.full(n, np.nan)) - 1.0) ** 2)),
     "clean": lambda xp, n: _f64(xp, n) * 2.0 + 1.0,  # nothing
     "nan_input": lambda xp, n: xp.asarray(np.full(n, np.nan)) * 2.0 + 1.0,  # nothing
 }
@@ -206,3 +211,17 @@ def test_fp_checks_in_generated_code():
     assert src["x.astype(int32)"][1] == ["convert"]
     assert src["x > 0"][1] == []
     assert all("return fpe" in s for s, _ in src.values())
+
+
+def test_checks_move_down_chains_of_one_operand_ops():
+    """W4's `exp(-(x - y)**2)`: the subtraction and the square are checked once, as the
+    negation's inf or NaN where neither input is NaN (not three checks per element)."""
+    x, y = la.asarray(np.ones(1000)), la.asarray(np.ones(1000))
+    with la.options(eager_threshold=0):
+        (kernel,) = la.explain(la.exp(-((x[:, None] - y[None, :]) ** 2)).sum(axis=1)).kernels
+    comp = kernel.comp
+    checked = set(re.findall(r"\(\(x(\d+) - x\1\) != \(x\1 - x\1\)\)", kernel.source))
+    assert [comp.instrs[int(i)].opcode for i in checked] == ["negative"]
+    (sub,) = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "subtract"]
+    a, b = comp.instrs[sub].operands
+    assert f"(x{a} == x{a}) & (x{b} == x{b})" in kernel.source

@@ -322,11 +322,30 @@ def test_large_reductions(mode, op):
                                          ((130, 7), 0), ((7, 130), 1), ((3, 129, 5), (0, 1)),
                                          ((200_000,), None), ((5, 64 * 3 + 5), -1)])
 def test_reductions_over_vectorized_blocks(compiled, shape, axis):
-    """A reduction whose body has exp runs in blocks of 64 (values into a buffer, then the
-    lanes): every size around the block edges, chunked and per-row, against NumPy."""
+    """A reduction whose body has exp runs in blocks of 64 lanes: every size around the
+    block edges, chunked and per-row, against NumPy."""
     x = np.random.default_rng(9).uniform(-3, 3, shape)
     got = la.exp(la.asarray(x) * 0.5).sum(axis=axis)
     want = np.exp(x * 0.5).sum(axis=axis)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
     m = la.max(la.exp(la.asarray(x)), axis=axis)  # exp is within an ulp of NumPy's
     np.testing.assert_allclose(np.asarray(m), np.exp(x).max(axis=axis), rtol=5e-16)
+
+
+@pytest.mark.parametrize("m", [1, 63, 64, 65, 1000])
+def test_vectorized_block_sum_order(compiled, m):
+    """The documented order of a row sum with vector math in it: element q into lane q mod
+    64, the lanes halved (lane j + lane j + w, w = 32 ... 1), then added to 0: bit for bit,
+    so it does not depend on the thread count."""
+    x = np.random.default_rng(3).uniform(-3, 3, (37, m))
+    v = np.asarray(la.exp(la.asarray(x)))  # the same exp values as the fused kernel's
+    got = np.asarray(la.exp(la.asarray(x)).sum(axis=1))
+    lanes = np.zeros((37, 64))
+    for q in range(0, m, 64):
+        blk = v[:, q:q + 64]
+        lanes[:, :blk.shape[1]] = lanes[:, :blk.shape[1]] + blk
+    w = 32
+    while w:
+        lanes[:, :w] = lanes[:, :w] + lanes[:, w:2 * w]
+        w //= 2
+    assert np.array_equal(got, 0.0 + lanes[:, 0])

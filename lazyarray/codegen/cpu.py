@@ -23,8 +23,10 @@ from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec
 
 # 7: kernels return a count of possible FP events; 8: flat loads; 9: fma; 10: flat stores;
-# 11: exact checks of values that reach an output in a second pass, only when one is not finite
-CODEGEN_VERSION = 12
+# 11: exact checks of values that reach an output in a second pass, only when one is not finite;
+# 12: unsigned lane indices; 13: BLOCK lanes in reductions with vector math; 14: checks
+# moved down chains of one-operand ops
+CODEGEN_VERSION = 14
 
 
 class Unsupported(Exception):
@@ -212,13 +214,16 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
              if r in here and comp.instrs[r].dtype.kind in "fc"]
     gated = _propagated(comp, roots) - sure
     checks_, gated_checks = [], []
+    dropped, moved = _chained_checks(comp, here, sure | gated) if checks else (set(), {})
     for i in here:
         if comp.instrs[i].opcode == "gather":
             lines += _gather(comp, i, *tables[i], idx)
             continue
         expr = subst[i] if subst and i in subst else _expr(comp, i, fast)
         lines.append(f"x{i} = {expr}")
-        if checks:
+        if i in moved:
+            checks_.append(f"fpf |= {moved[i]}")
+        elif checks and i not in dropped:
             (gated_checks if i in gated else checks_).extend(_fp_line(comp, i, sure))
     conds = [c[len("fpf |= "):] for c in checks_]
     if gated_checks:  # exact checks only where an output is not finite (a rare branch)
@@ -375,6 +380,54 @@ def _propagated(comp: Module, seeds) -> set[int]:
             sure.update(o for k, o in enumerate(ins.operands) if k in _PROPAGATE[ins.opcode]
                         and comp.instrs[o].dtype.kind in "fc")
     return sure
+
+
+# one-operand ops whose result is inf or NaN whenever the operand is (and NaN when it is NaN)
+_CARRY_UNARY = {"square", "negative", "positive", "absolute", "fabs", "sqrt", "convert"}
+# ops whose result is NaN whenever an operand is NaN
+_NAN_OUT = {"add", "subtract", "multiply", "divide", "reciprocal", "square", "sqrt", "cbrt",
+            "negative", "positive", "absolute", "fabs", "convert", "exp", "exp2", "expm1",
+            "log", "log2", "log10", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+            "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "deg2rad",
+            "rad2deg", "radians", "degrees"}
+
+
+def _chained_checks(comp: Module, here: list[int], skip: set[int]) -> tuple[set[int], dict[int, str]]:
+    """Checks moved to the end of chains of one-operand ops: W4's `exp(-(x - y)**2)` checks
+    `-(x - y)**2` once, not `x - y` and its square apart (a tenth of W4's time).
+
+    When j = f(i) for an f in `_CARRY_UNARY`, and i is NaN whenever one of its operands is,
+    the check of i (`not finite(i) and no operand NaN`) and that of j (`not finite(j) and i
+    not NaN`) imply `not finite(j) and no operand of i NaN`: if i is inf or NaN, so is j; and
+    where an operand of i is NaN, i is NaN and neither check holds. That one check replaces
+    both, and passes on down the chain. Returns the instructions whose check is dropped and
+    the moved checks by instruction (in `here`, never in `skip`)."""
+    pos = set(here)
+    user: dict[int, int] = {}
+    for j in here:
+        ins = comp.instrs[j]
+        if (ins.opcode in _CARRY_UNARY and ins.dtype.kind == "f" and j not in skip
+                and len(ins.operands) == 1):
+            i = ins.operands[0]
+            if (i in pos and i not in skip and comp.instrs[i].dtype.kind == "f"
+                    and comp.instrs[i].opcode in _NAN_OUT):
+                user.setdefault(i, j)
+    carried: dict[int, list[int]] = {}
+    dropped: set[int] = set()
+    moved: dict[int, str] = {}
+    for i in here:
+        quiet = carried.get(i)
+        if quiet is None:
+            if i in skip or i not in user or fp_check(comp, i) is None:
+                continue
+            quiet = [o for o in dict.fromkeys(comp.instrs[i].operands)
+                     if comp.instrs[o].dtype.kind in "fc"]
+        if i in user:
+            dropped.add(i)
+            carried[user[i]] = quiet
+        else:
+            moved[i] = " & ".join([_nonfinite(f"x{i}"), *(f"(x{o} == x{o})" for o in quiet)])
+    return dropped, moved
 
 
 def _reaches_accumulator(comp: Module) -> set[int]:
@@ -576,26 +629,16 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         """The innermost reduced loop with 4 independent accumulators (fixed order, so still
         deterministic): the add chain no longer waits on one register.
 
-        A body with vectorizable math (exp, expm1, log, log1p, sin, cos) runs in blocks of BLOCK: first the
-        values of a block into a small buffer (a loop without a reduction, which LLVM
-        vectorizes; sin and cos in the passes of `_vector_block`), then the 4 lanes over the
-        buffer -- the same additions in the same order."""
-        out = [f"acc{k}_{j} = init{k}" for k in range(len(reds)) for j in (1, 2, 3)]
+        A body with vectorizable math (exp, expm1, log, log1p, sin, cos) has BLOCK lanes
+        `accb<k>` instead: element q of the run goes into lane (q - lo) mod BLOCK, a block of
+        BLOCK elements (then the partial last one) at a time, in a loop without a carried
+        value, which LLVM vectorizes (sin and cos in the passes of `_vector_block`); the lanes
+        are then combined by halving (lane j with lane j + w). A fixed order, whatever the
+        thread count. (W4: a buffer per block summed by 4 scalar lanes was 12% slower, and
+        the 40 elements of a 1000-long row past the last full block another 20%.)"""
         if blocked:
-            roots = [comp.instrs[r].operands[0] for r in reds]
-            out += [f"buf{k} = np.empty({BLOCK}, {acc_t[k]})" for k in range(len(reds))]
-            out += _block_buffers(comp, spec, roots, epi)
-            out.append(f"for qb in range({lo}, {hi} - {BLOCK - 1}, {BLOCK}):")
-            out += _indent(_vector_block(comp, spec, idx, d, "qb", str(BLOCK), epi, roots,
-                                         lambda _: [f"buf{k}[jj] = x{o}"
-                                                    for k, o in enumerate(roots)]),
-                           1)
-            out.append(f"    for jj in range(0, {BLOCK}, 4):")
-            for j in range(4):
-                out += [f"        acc{k}{f'_{j}' if j else ''} = {acc_t[k]}("
-                        f"{combine[k].format(f'acc{k}' + (f'_{j}' if j else ''), f'buf{k}[jj + {j}]')})"
-                        for k in range(len(reds))]
-            lo = f"{lo} + ({hi} - ({lo})) // {BLOCK} * {BLOCK}"
+            return blocked_lanes(d, lo, hi)
+        out = [f"acc{k}_{j} = init{k}" for k in range(len(reds)) for j in (1, 2, 3)]
         out.append(f"for q in range({lo}, {hi} - 3, 4):")
         for j in range(4):
             lane = stepped(f"_{j}" if j else "")
@@ -608,6 +651,27 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
             out.append(f"acc{k} = " + pair(pair(f"acc{k}", f"acc{k}_1"),
                                            pair(f"acc{k}_2", f"acc{k}_3")))
         return out
+
+    def blocked_lanes(d: int, lo: str, hi: str) -> list[str]:
+        roots = [comp.instrs[r].operands[0] for r in reds]
+        ks = range(len(reds))
+        into = lambda _: [  # noqa: E731
+            f"accb{k}[jj] = {acc_t[k]}({combine[k].format(f'accb{k}[jj]', f'x{o}')})"
+            for k, o in enumerate(roots)]
+        # np.empty in a prange body is hoisted (once per thread); np.full would not be
+        out = [f"accb{k} = np.empty({BLOCK}, {acc_t[k]})" for k in ks]
+        out += [f"for jj in range({BLOCK}):", *(f"    accb{k}[jj] = init{k}" for k in ks)]
+        out += _block_buffers(comp, spec, roots, epi)
+        out.append(f"qt = {lo} + ({hi} - ({lo})) // {BLOCK} * {BLOCK}")
+        out.append(f"for qb in range({lo}, qt, {BLOCK}):")
+        out += _indent(_vector_block(comp, spec, idx, d, "qb", str(BLOCK), epi, roots, into), 1)
+        out += _vector_block(comp, spec, idx, d, "qt", f"{hi} - qt", epi, roots, into)
+        out += [f"w = {BLOCK // 2}", "while w:", "    for jj in range(w):"]
+        out += [f"        accb{k}[jj] = {acc_t[k]}("
+                f"{combine[k].format(f'accb{k}[jj]', f'accb{k}[jj + w]')})" for k in ks]
+        out.append("    w //= 2")
+        return out + [f"acc{k} = {acc_t[k]}({combine[k].format(f'acc{k}', f'accb{k}[0]')})"
+                      for k in ks]
 
     def finish(at: str) -> list[str]:
         lines = [f"x{r} = acc{k}" for k, r in enumerate(reds)]
