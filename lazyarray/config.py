@@ -8,6 +8,8 @@
     LAZYARRAY_DEBUG             0-4: what each materialization logs (docs/debugging.md)
     LAZYARRAY_DUMP_DIR          every compile writes a replayable snapshot here
     LAZYARRAY_BACKGROUND_COMPILE  1: build kernels in a background thread, interpret meanwhile
+    LAZYARRAY_BLAS              "auto" (default) or "numpy": "numpy" keeps every matrix product
+                                on np.matmul (lazyarray/runtime/blas.py)
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Options:
     background_compile: bool = False  # build kernels off-thread; the interpreter answers meanwhile
     trace: bool = True  # record chains of tiny float64 operations (lazyarray/trace_tier.py)
     chunks: object = "auto"  # dask backend: how NumPy inputs are chunked (docs/dask.md)
+    blas: str = "auto"  # "numpy": products never on the retuned OpenBLAS (runtime/blas.py)
     # min(TINY, eager_threshold), read by every tiny-array operator (derived, not an option)
     eager_limit: int = field(init=False, repr=False, compare=False)
 
@@ -57,6 +60,8 @@ def _from_env() -> Options:
     if os.environ.get("LAZYARRAY_BACKGROUND_COMPILE"):
         o = replace(o, background_compile=os.environ["LAZYARRAY_BACKGROUND_COMPILE"] not in
                     ("0", "false", "False", "no"))
+    if os.environ.get("LAZYARRAY_BLAS"):
+        o = replace(o, blas=os.environ["LAZYARRAY_BLAS"])
     if os.environ.get("LAZYARRAY_TRACE"):
         o = replace(o, trace=os.environ["LAZYARRAY_TRACE"] not in ("0", "false", "False", "no"))
     _check(o)
@@ -68,6 +73,8 @@ def _check(o: Options) -> None:
         raise ValueError(f"unknown backend {o.backend!r}; expected one of {BACKENDS}")
     if o.eager_threshold < 0:
         raise ValueError("eager_threshold must be >= 0")
+    if o.blas not in ("auto", "numpy"):
+        raise ValueError(f"blas must be 'auto' or 'numpy', got {o.blas!r}")
     if o.debug not in range(5):
         raise ValueError(f"debug must be an int from 0 to 4, got {o.debug!r}")
 

@@ -29,7 +29,7 @@ from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ops import library
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
-from lazyarray.runtime import diskcache, pool
+from lazyarray.runtime import blas, diskcache, pool
 from lazyarray.runtime.layout import Launch, plan, span
 from lazyarray.storage import apply_update, copy_outside, strided_view
 
@@ -746,7 +746,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         elif op == "dot":
             a, b = (vals[o] for o in ins.operands)
             vals[i] = np.empty(ins.shape, ins.dtype) if dry else np.asarray(
-                fpstate.call(np.matmul, a, b))
+                fpstate.call(blas.matmul, a, b))
             if not dry:
                 stats.bump("library_calls")
         elif op == "custom-call":

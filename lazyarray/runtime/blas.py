@@ -1,0 +1,147 @@
+"""Matrix products on NumPy's own OpenBLAS, with the kernels this CPU can run.
+
+NumPy's wheels ship OpenBLAS built for every x86-64 CPU (DYNAMIC_ARCH): at load it picks the
+kernels for the CPU it detects. Versions before OpenBLAS's fix for AMD's family 1Ah (Zen 5:
+OpenMathLib/OpenBLAS issue 6029, fixed in September 2026, after the 0.3.31 that NumPy 2.4's
+wheels carry) file such a CPU under Haswell,
+whose AVX2 kernels reach half of what the CPU does with AVX-512 (measured here: a 2048^2
+float64 product in 149 ms with them, 89 ms with the SkylakeX kernels, JAX 118-136 ms).
+
+When NumPy's OpenBLAS runs AVX2 kernels on a CPU that has the AVX-512 subsets the SkylakeX
+kernels use, lazyarray loads a second instance of the same library file (a private copy in
+its cache directory: the dynamic loader shares one instance per file) with
+OPENBLAS_CORETYPE=SkylakeX, which is read once, when the library loads, and sends 2-D float32
+and float64 products there. Everything else, and every other machine, stays on np.matmul; so
+does a product whose result holds an inf or a NaN (computed again by NumPy, for its values
+and warnings).
+LAZYARRAY_BLAS=numpy (or `la.options(blas="numpy")`) turns this off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import logging
+import os
+import shutil
+import threading
+
+import numpy as np
+
+from lazyarray import config
+from lazyarray.runtime import pool
+
+log = logging.getLogger("lazyarray")
+
+# features the SkylakeX kernels use (LLVM's names for them)
+_SKYLAKEX = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+MIN_WORK = 64 ** 3  # multiply-adds below which np.matmul's own call is as good
+_lock = threading.Lock()
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`np.matmul(a, b)`, by the retuned OpenBLAS when it applies (see the module's doc)."""
+    gemm = _gemm(a, b)
+    if gemm is None:
+        return np.matmul(a, b)
+    (m, k), n = a.shape, b.shape[1]
+    ta, lda = _layout(a)
+    tb, ldb = _layout(b)
+    if ta is None or tb is None:
+        return np.matmul(a, b)
+    out = pool.empty((m, n), a.dtype)
+    scalar = ctypes.c_double if a.dtype == np.float64 else ctypes.c_float
+    gemm(_ROW_MAJOR, ta, tb, m, n, k, scalar(1.0), a.ctypes.data, lda, b.ctypes.data, ldb,
+         scalar(0.0), out.ctypes.data, n)
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(out.sum())  # not: an inf or NaN in it (or a sum that overflows)
+    # NumPy's own call then, for its warnings (overflow, invalid) and its exact NaN/inf results
+    return out if finite else np.matmul(a, b)
+
+
+def _gemm(a, b):
+    if (a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype
+            or a.dtype not in (np.float64, np.float32)
+            or a.shape[0] * a.shape[1] * b.shape[1] < MIN_WORK
+            or config.get().blas == "numpy"):
+        return None
+    lib = _library()
+    if lib is None:
+        return None
+    return lib.scipy_cblas_dgemm64_ if a.dtype == np.float64 else lib.scipy_cblas_sgemm64_
+
+
+def _layout(x: np.ndarray) -> tuple[int | None, int]:
+    """(transpose flag, leading dimension) of a matrix BLAS reads in place, else (None, 0)."""
+    s0, s1, size = x.strides[0], x.strides[1], x.itemsize
+    rows, cols = x.shape
+    if s1 == size and s0 % size == 0 and s0 // size >= max(1, cols):
+        return _NO_TRANS, s0 // size
+    if s0 == size and s1 % size == 0 and s1 // size >= max(1, rows):
+        return _TRANS, s1 // size
+    return None, 0
+
+
+@functools.lru_cache(maxsize=1)
+def _library():
+    with _lock:
+        try:
+            return _load()
+        except Exception as exc:  # never worse than np.matmul
+            log.debug("lazyarray: keeping NumPy's BLAS (%s)", exc)
+            return None
+
+
+def _load():
+    found = glob.glob(os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs",
+                                   "libscipy_openblas64_*.so"))
+    if len(found) != 1 or not _has_skylakex_features():
+        return None
+    numpys = ctypes.CDLL(found[0])  # already loaded by NumPy: the same instance
+    numpys.scipy_openblas_get_corename64_.restype = ctypes.c_char_p
+    if numpys.scipy_openblas_get_corename64_().decode() not in ("Haswell", "Zen"):
+        return None  # it runs AVX-512 kernels already, or this is not the case we know
+    from lazyarray.runtime import diskcache
+
+    # in the versioned kernel directory: private to the user (checked), gone with this NumPy
+    copy = os.path.join(diskcache.cache_dir(), "blas", os.path.basename(found[0]))
+    if not os.path.exists(copy) or os.path.getsize(copy) != os.path.getsize(found[0]):
+        os.makedirs(os.path.dirname(copy), mode=0o700, exist_ok=True)
+        tmp = f"{copy}.{os.getpid()}.tmp"
+        shutil.copyfile(found[0], tmp)
+        os.replace(tmp, copy)
+    before = os.environ.get("OPENBLAS_CORETYPE")
+    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    try:
+        lib = ctypes.CDLL(copy, mode=os.RTLD_LOCAL | os.RTLD_NOW)
+    finally:
+        if before is None:
+            del os.environ["OPENBLAS_CORETYPE"]
+        else:
+            os.environ["OPENBLAS_CORETYPE"] = before
+    lib.scipy_openblas_get_corename64_.restype = ctypes.c_char_p
+    if lib.scipy_openblas_get_corename64_().decode() != "SkylakeX":
+        return None
+    i64, ptr = ctypes.c_int64, ctypes.c_void_p
+    for name, real in (("scipy_cblas_dgemm64_", ctypes.c_double),
+                       ("scipy_cblas_sgemm64_", ctypes.c_float)):
+        fn = getattr(lib, name)
+        fn.restype = None
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, i64, i64, i64, real, ptr, i64,
+                       ptr, i64, real, ptr, i64]
+    log.debug("lazyarray: 2-D float products on OpenBLAS's SkylakeX kernels (%s)", copy)
+    return lib
+
+
+def _has_skylakex_features() -> bool:
+    import llvmlite.binding as llvm
+
+    features = llvm.get_host_cpu_features()
+    return all(features.get(f) for f in _SKYLAKEX)
+
+
+def active() -> bool:
+    """Are 2-D float products running on the retuned OpenBLAS in this process?"""
+    return config.get().blas != "numpy" and _library() is not None

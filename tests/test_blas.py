@@ -1,0 +1,101 @@
+"""Matrix products through lazyarray/runtime/blas.py: NumPy's answers for every layout and
+dtype, NumPy's warnings, and np.matmul itself wherever the retuned OpenBLAS does not apply
+(on a CPU without AVX-512, or where NumPy's OpenBLAS already runs AVX-512 kernels, that is
+everywhere: the same tests then check the fallback)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray.runtime import blas
+
+
+def _layouts(x):
+    return {"C": x, "F": np.asfortranarray(x), "rows": np.ascontiguousarray(
+        np.repeat(x, 2, axis=0))[::2], "cols": np.repeat(x, 2, axis=1)[:, ::2]}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(64, 64, 64), (70, 50, 90), (1, 300, 900), (300, 1, 900)])
+def test_products_match_numpy_in_every_layout(dtype, shape):
+    m, k, n = shape
+    rng = np.random.default_rng(1)
+    a0, b0 = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    for la_name, a in _layouts(a0).items():
+        for lb_name, b in _layouts(b0).items():
+            got = blas.matmul(a, b)
+            want = np.matmul(a, b)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * k ** 0.5,
+                                       err_msg=f"{la_name} @ {lb_name}")
+            lazy = np.asarray(la.asarray(a) @ la.asarray(b))
+            np.testing.assert_allclose(lazy, want, rtol=tol, atol=tol * k ** 0.5)
+
+
+def test_integer_valued_products_are_exact():
+    rng = np.random.default_rng(2)
+    a = rng.integers(-8, 9, (130, 120)).astype(np.float64)
+    b = rng.integers(-8, 9, (120, 110)).astype(np.float64)
+    assert np.array_equal(blas.matmul(a, b), a @ b)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, dtype", [
+    ((3, 4), (4, 5), np.float64),  # small: NumPy's call
+    ((2, 80, 80), (80, 80), np.float64),  # batched
+    ((100, 100), (100, 100), np.int64),  # integers
+    ((100, 100), (100, 100), np.complex128),  # complex
+    ((0, 100), (100, 100), np.float64),  # empty
+])
+def test_other_products_are_numpys(a_shape, b_shape, dtype):
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, a_shape).astype(dtype)
+    b = rng.integers(-3, 4, b_shape).astype(dtype)
+    got = blas.matmul(a, b)
+    want = np.matmul(a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want)
+
+
+def test_mixed_dtypes_go_to_numpy():
+    a = np.ones((100, 100), np.float32)
+    b = np.ones((100, 100), np.float64)
+    got = np.asarray(la.asarray(a) @ la.asarray(b))
+    assert got.dtype == np.float64 and np.array_equal(got, a @ b)
+
+
+@pytest.mark.parametrize("fill, expected", [(1e200, "overflow encountered in matmul"),
+                                            (np.inf, "invalid value encountered in matmul")])
+def test_non_finite_products_warn_as_numpy_does(fill, expected):
+    a = np.full((100, 100), fill)
+    b = np.zeros((100, 100)) if fill == np.inf else a
+    with warnings.catch_warnings(record=True) as got, np.errstate(all="warn"):
+        warnings.simplefilter("always")
+        value = np.asarray(la.asarray(a) @ la.asarray(b))
+    with np.errstate(all="ignore"):
+        want = a @ b
+    assert np.array_equal(value, want, equal_nan=True)
+    assert expected in [str(w.message) for w in got]
+    assert all(w.filename == __file__ for w in got)
+
+
+def test_option_keeps_numpys_blas():
+    with la.options(blas="numpy"):
+        assert not blas.active()
+        assert blas._gemm(np.ones((100, 100)), np.ones((100, 100))) is None
+    with pytest.raises(ValueError, match="blas"):
+        with la.options(blas="mkl"):
+            pass
+
+
+def test_layout_reads_strides():
+    x = np.zeros((6, 8))
+    assert blas._layout(x) == (blas._NO_TRANS, 8)
+    assert blas._layout(np.asfortranarray(x)) == (blas._TRANS, 6)
+    assert blas._layout(x[:, :5]) == (blas._NO_TRANS, 8)
+    assert blas._layout(x[:, ::2]) == (None, 0)
+    assert blas._layout(x.T[:5]) == (blas._TRANS, 8)
