@@ -549,6 +549,13 @@ def _cache_compiles(la) -> int | None:
         return None
 
 
+# Before each sample of calls that last SETTLE_ABOVE or more, SETTLE seconds idle and one
+# untimed call: worker threads of the engine sampled before (OpenBLAS's spin about 0.1 s after
+# a call, JAX's and OpenMP's less) would otherwise share the cores with this one (W5: 146 ms
+# instead of 95), and this engine's own, asleep after the pause, take a while to wake.
+SETTLE, SETTLE_ABOVE = 0.12, 2e-4
+
+
 def _sample(fn: Callable[[], Any], number: int) -> float:
     gcold = gc.isenabled()
     gc.disable()
@@ -726,6 +733,9 @@ def run_case(wl: Workload, size: int, env: Env, opts: argparse.Namespace,
         for name in rot:
             progress.step(f"round {r + 1}/{rounds}: {name}")
             try:
+                if warm[name] >= SETTLE_ABOVE:
+                    time.sleep(SETTLE)  # the previous engine's worker threads stop spinning
+                    fns[name]()  # and this one's are awake again (untimed)
                 samples[name].append(_sample(fns[name], numbers[name]))
             except Exception as exc:  # noqa: BLE001
                 res.impls[name].status = "error"

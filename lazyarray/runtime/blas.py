@@ -112,15 +112,21 @@ def _load():
         tmp = f"{copy}.{os.getpid()}.tmp"
         shutil.copyfile(found[0], tmp)
         os.replace(tmp, copy)
-    before = os.environ.get("OPENBLAS_CORETYPE")
-    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    # read once, as the library loads: the kernels, and how long idle workers spin before
+    # they sleep (2**24 cycles, a few ms, not OpenBLAS's 2**28, ~0.1 s: they would take the
+    # cores from the kernel that runs next, W5's bias + relu, and from NumPy's own OpenBLAS
+    # workers; never spinning made each product wait for its workers to wake)
+    settings = {"OPENBLAS_CORETYPE": "SkylakeX", "OPENBLAS_THREAD_TIMEOUT": "24"}
+    before = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
     try:
         lib = ctypes.CDLL(copy, mode=os.RTLD_LOCAL | os.RTLD_NOW)
     finally:
-        if before is None:
-            del os.environ["OPENBLAS_CORETYPE"]
-        else:
-            os.environ["OPENBLAS_CORETYPE"] = before
+        for k, v in before.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
     lib.scipy_openblas_get_corename64_.restype = ctypes.c_char_p
     if lib.scipy_openblas_get_corename64_().decode() != "SkylakeX":
         return None
