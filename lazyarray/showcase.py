@@ -553,7 +553,7 @@ def _cache_compiles(la) -> int | None:
 # untimed call: worker threads of the engine sampled before (OpenBLAS's spin about 0.1 s after
 # a call, JAX's and OpenMP's less) would otherwise share the cores with this one (W5: 146 ms
 # instead of 95), and this engine's own, asleep after the pause, take a while to wake.
-SETTLE, SETTLE_ABOVE = 0.12, 2e-4
+SETTLE, SETTLE_ABOVE = 0.12, 1e-3
 
 
 def _sample(fn: Callable[[], Any], number: int) -> float:

@@ -20,7 +20,8 @@ def _layouts(x):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("shape", [(64, 64, 64), (70, 50, 90), (1, 300, 900), (300, 1, 900)])
+@pytest.mark.parametrize("shape", [(64, 64, 64), (70, 50, 90), (1, 300, 900), (300, 1, 900),
+                                   (520, 512, 530)])
 def test_products_match_numpy_in_every_layout(dtype, shape):
     m, k, n = shape
     rng = np.random.default_rng(1)
@@ -39,8 +40,8 @@ def test_products_match_numpy_in_every_layout(dtype, shape):
 
 def test_integer_valued_products_are_exact():
     rng = np.random.default_rng(2)
-    a = rng.integers(-8, 9, (130, 120)).astype(np.float64)
-    b = rng.integers(-8, 9, (120, 110)).astype(np.float64)
+    a = rng.integers(-8, 9, (530, 520)).astype(np.float64)
+    b = rng.integers(-8, 9, (520, 510)).astype(np.float64)
     assert np.array_equal(blas.matmul(a, b), a @ b)
 
 
@@ -71,8 +72,8 @@ def test_mixed_dtypes_go_to_numpy():
 @pytest.mark.parametrize("fill, expected", [(1e200, "overflow encountered in matmul"),
                                             (np.inf, "invalid value encountered in matmul")])
 def test_non_finite_products_warn_as_numpy_does(fill, expected):
-    a = np.full((100, 100), fill)
-    b = np.zeros((100, 100)) if fill == np.inf else a
+    a = np.full((520, 520), fill)  # at least blas.MIN_WORK multiply-adds
+    b = np.zeros((520, 520)) if fill == np.inf else a
     with warnings.catch_warnings(record=True) as got, np.errstate(all="warn"):
         warnings.simplefilter("always")
         value = np.asarray(la.asarray(a) @ la.asarray(b))
@@ -84,9 +85,12 @@ def test_non_finite_products_warn_as_numpy_does(fill, expected):
 
 
 def test_option_keeps_numpys_blas():
+    big = np.ones((520, 520))
+    assert (blas._gemm(big, big) is not None) == blas.active()  # active: on an AVX-512 Zen 5
+    assert blas._gemm(np.ones((256, 256)), np.ones((256, 256))) is None  # below MIN_WORK
     with la.options(blas="numpy"):
         assert not blas.active()
-        assert blas._gemm(np.ones((100, 100)), np.ones((100, 100))) is None
+        assert blas._gemm(np.ones((520, 520)), np.ones((520, 520))) is None
     with pytest.raises(ValueError, match="blas"):
         with la.options(blas="mkl"):
             pass

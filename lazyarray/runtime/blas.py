@@ -11,9 +11,9 @@ When NumPy's OpenBLAS runs AVX2 kernels on a CPU that has the AVX-512 subsets th
 kernels use, lazyarray loads a second instance of the same library file (a private copy in
 its cache directory: the dynamic loader shares one instance per file) with
 OPENBLAS_CORETYPE=SkylakeX, which is read once, when the library loads, and sends 2-D float32
-and float64 products there. Everything else, and every other machine, stays on np.matmul; so
-does a product whose result holds an inf or a NaN (computed again by NumPy, for its values
-and warnings).
+and float64 products of at least MIN_WORK multiply-adds there. Everything else, and every
+other machine, stays on np.matmul; so does a product whose result holds an inf or a NaN
+(computed again by NumPy, for its values and warnings).
 LAZYARRAY_BLAS=numpy (or `la.options(blas="numpy")`) turns this off.
 """
 
@@ -37,7 +37,10 @@ log = logging.getLogger("lazyarray")
 # features the SkylakeX kernels use (LLVM's names for them)
 _SKYLAKEX = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-MIN_WORK = 64 ** 3  # multiply-adds below which np.matmul's own call is as good
+# multiply-adds below which products stay on NumPy's instance: there the second instance
+# gained 20% alone (256^2: 408 us against 498), but lost 1.8x right after a NumPy product,
+# whose idle workers spin ~0.1 s on the cores this one needs
+MIN_WORK = 512 ** 3
 _lock = threading.Lock()
 
 
