@@ -364,7 +364,7 @@ def exp_impl(out, scalef: bool):
         q47 = _fma(_fma(q7, r, q6), r2, _fma(q5, r, q4))
         q = _fma(_fma(q9, r, q8), r4 * r4, _fma(q47, r4, q03))
         p = _fma(q, r2, r) + 1.0
-        if scalef:
+        if scalef:  # (a NaN x makes n's conversion undefined: the select below drops it)
             res = _ldexp(p, n)
         else:
             k = _float64_as_bits(t) - _ROUND_BITS  # n as an integer, without a conversion

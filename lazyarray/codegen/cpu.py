@@ -392,7 +392,8 @@ _NAN_OUT = {"add", "subtract", "multiply", "divide", "reciprocal", "square", "sq
             "rad2deg", "radians", "degrees"}
 
 
-def _chained_checks(comp: Module, here: list[int], skip: set[int]) -> tuple[set[int], dict[int, str]]:
+def _chained_checks(comp: Module, here: list[int],
+                    skip: set[int]) -> tuple[set[int], dict[int, str]]:
     """Checks moved to the end of chains of one-operand ops: W4's `exp(-(x - y)**2)` checks
     `-(x - y)**2` once, not `x - y` and its square apart (a tenth of W4's time).
 
