@@ -133,11 +133,12 @@ def test_same_program_other_size_and_constants_hits_the_cache(compiled):
 
 @pytest.mark.parametrize("constants", [(2, 1), (3, 1), (0.5, -7)], ids=str)
 def test_scalar_constants_are_kernel_arguments(compiled, constants):
-    """`x*2+1` on a thousand elements and `x*3+1` on a hundred thousand share
-    one kernel: after the first parametrization, nothing compiles."""
+    """`x*5+4` and `x*c1+c2` share one kernel: once the serial (a thousand elements) and the
+    parallel (a hundred thousand) forms of `x*5+4` are built, other constants compile
+    nothing (with an empty kernel cache too, whatever ran before)."""
     c1, c2 = constants
-    warm = la.asarray(np.arange(1000.0)) * 2.0 + 1.0
-    np.asarray(warm)
+    for n in (1000, 100_000):
+        np.asarray(la.asarray(np.arange(float(n))) * 5.0 + 4.0)
     a = np.linspace(-1, 1, 100_000)
     with stats_delta() as delta:
         r = la.asarray(a) * float(c1) + float(c2)

@@ -349,3 +349,27 @@ def test_vectorized_block_sum_order(compiled, m):
         lanes[:, :w] = lanes[:, :w] + lanes[:, w:2 * w]
         w //= 2
     assert np.array_equal(got, 0.0 + lanes[:, 0])
+
+
+@pytest.mark.parametrize("shape", [(1000, 8), (100_003, 3), (37, 5)])
+def test_column_sum_row_lanes_order(compiled, shape):
+    """The documented order of a column sum (`X.sum(axis=0)`): fixed chunks of rows, row i
+    of chunk c into partial row 4c + (i - start of c) mod 4, then the partial rows added in
+    order: bit for bit, so it does not depend on the thread count."""
+    from lazyarray.codegen.cpu import ROW_LANES
+    from lazyarray.runtime.executor import _nchunks
+
+    x = np.random.default_rng(4).uniform(-3, 3, shape)
+    got = np.asarray(la.asarray(x).sum(axis=0))
+    n, k = shape
+    chunks = _nchunks(shape, (k,))
+    part = np.zeros((chunks * ROW_LANES, k))
+    for c in range(chunks):
+        lo, hi = c * n // chunks, (c + 1) * n // chunks
+        for i in range(lo, hi):
+            r = c * ROW_LANES + (i - lo) % ROW_LANES
+            part[r] = part[r] + x[i]
+    want = part[0]
+    for r in range(1, len(part)):
+        want = want + part[r]
+    assert np.array_equal(got, want)

@@ -22,7 +22,8 @@ import numpy as np
 
 from lazyarray import config, stats
 from lazyarray.runtime import background
-from lazyarray.codegen.cpu import CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode, render
+from lazyarray.codegen.cpu import (CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode,
+                                   partial_rows, render)
 from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
@@ -186,7 +187,7 @@ def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, 
     inits = []
     if spec.kind == "reduce":
         reds = [ins for ins in comp.instrs if ins.opcode == "reduce"]
-        nparts = _nchunks(sizes, kept) if spec.chunked else 1
+        nparts = _nchunks(sizes, kept) * partial_rows(spec) if spec.chunked else 1
         for ins in reds:
             name = ins.attr("to_apply")
             adt = acc_dtype(name, ins.dtype)
