@@ -848,3 +848,26 @@ def test_compiled_trig_huge_arguments_in_fused_blocks():
         assert np.allclose(rows, np.sin(fin.reshape(50, 100)).sum(axis=1), rtol=0, atol=1e-12)
         nested = np.asarray(la.sin(la.cos(la.asarray(fin)) * 2.0))
         assert _ulp_distance(nested, np.sin(np.cos(fin) * 2.0)).max() <= 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_maximum_minimum_clip_bit_for_bit(dtype):
+    """Compiled maximum, minimum and clip give NumPy's bits on every pair of specials: NaN
+    (the first operand's, then the second's) wins, and a tie of 0.0 and -0.0 gives the second
+    operand (Numba's np.maximum returned the first). clip with array bounds is NumPy's array
+    loop, minimum(maximum(x, lo), hi), bit for bit (NumPy's loop for scalar bounds keeps x on
+    a tie of zeros: the scalar bounds below are not zeros)."""
+    sp = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 0.1, 0.3, 1.0, -1.0], dtype)
+    a, b = (g.ravel() for g in np.meshgrid(sp, sp))
+    c = np.roll(np.repeat(sp, len(sp)), 3)
+    reps = 40_000 // a.size + 1  # large enough for a compiled kernel
+    a, b, c = np.tile(a, reps), np.tile(b, reps), np.tile(c, reps)
+    ib = np.dtype(f"i{a.itemsize}")
+    with la.options(eager_threshold=0):
+        for f in (np.maximum, np.minimum):
+            got = np.asarray(getattr(la, f.__name__)(la.asarray(a), la.asarray(b)))
+            assert got.dtype == dtype and np.array_equal(got.view(ib), f(a, b).view(ib)), f
+        got = np.asarray(la.clip(la.asarray(a), la.asarray(b), la.asarray(c)))
+        assert np.array_equal(got.view(ib), np.clip(a, b, c).view(ib))
+        got = np.asarray(la.clip(la.asarray(a), dtype(0.1), dtype(0.3)))
+        assert np.array_equal(got.view(ib), np.clip(a, dtype(0.1), dtype(0.3)).view(ib))

@@ -259,6 +259,44 @@ def _sign(x):
     return lambda x: np.sign(x)
 
 
+# ---- maximum, minimum: NumPy's NaN and signed-zero rules in three instructions --------------
+# np.maximum(a, b) is `a if a > b or a is NaN else b`: NaN wins (a's first), and a tie (0.0
+# against -0.0) gives b. On floats `a if a > b else b` is one vmaxpd, and the NaN rule a compare
+# and a blend: three instructions where Numba's np.maximum took six, and NumPy's signed zeros
+# (Numba's returns a on a tie). np.clip on array bounds is minimum(maximum(x, lo), hi) with
+# these, bit for bit (its loop for scalar bounds differs from its own array loop on zero signs).
+
+
+def maximum(a, b):
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    return np.minimum(a, b)
+
+
+@overload(maximum)
+def _maximum(a, b):
+    if not (isinstance(a, types.Float) and isinstance(b, types.Float)):
+        return lambda a, b: np.maximum(a, b)
+
+    def impl(a, b):
+        r = a if a > b else b
+        return a if a != a else r
+    return impl
+
+
+@overload(minimum)
+def _minimum(a, b):
+    if not (isinstance(a, types.Float) and isinstance(b, types.Float)):
+        return lambda a, b: np.minimum(a, b)
+
+    def impl(a, b):
+        r = a if a < b else b
+        return a if a != a else r
+    return impl
+
+
 def spacing(x):
     return np.spacing(x)
 

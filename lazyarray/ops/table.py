@@ -118,8 +118,8 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("ceil",                "ceil"),
     _ew("trunc",               "trunc"),
     _ew("rint",                "round-nearest-even"),
-    _ew("maximum",             "maximum"),
-    _ew("minimum",             "minimum"),
+    _ew("maximum",             "maximum",               C, "_h.maximum({0}, {1})"),
+    _ew("minimum",             "minimum",               C, "_h.minimum({0}, {1})"),
     _ew("fmax",                "fmax"),
     _ew("fmin",                "fmin"),
     _ew("copysign",            "copysign"),
@@ -156,7 +156,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("frexp_mantissa",      "frexp-mantissa",        C, "_h.frexp_mantissa({0})", ref=_frexp_mantissa, nin=1, half=(np.frexp, 0)),
     _ew("frexp_exponent",      "frexp-exponent",        C, "_h.frexp_exponent({0})", ref=_frexp_exponent, nin=1, half=(np.frexp, 1)),
     # np.clip is a 3-input ufunc in NumPy 2 (NaN-propagating like maximum/minimum)
-    _ew("clip",                "clamp",                 C, "np.minimum(np.maximum({0}, {1}), {2})",
+    _ew("clip",                "clamp",                 C, "_h.minimum(_h.maximum({0}, {1}), {2})",
         ref=np._core.umath.clip),
 )
 # fmt: on
