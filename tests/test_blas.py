@@ -62,6 +62,11 @@ def test_other_products_are_numpys(a_shape, b_shape, dtype):
     assert np.array_equal(got, want)
 
 
+def test_mismatched_shapes_raise_numpys_error():
+    with pytest.raises(ValueError, match="matmul"):
+        blas.matmul(np.ones((600, 520)), np.ones((530, 600)))
+
+
 def test_mixed_dtypes_go_to_numpy():
     a = np.ones((100, 100), np.float32)
     b = np.ones((100, 100), np.float64)

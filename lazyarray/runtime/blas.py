@@ -3,9 +3,9 @@
 NumPy's wheels ship OpenBLAS built for every x86-64 CPU (DYNAMIC_ARCH): at load it picks the
 kernels for the CPU it detects. Versions before OpenBLAS's fix for AMD's family 1Ah (Zen 5:
 OpenMathLib/OpenBLAS issue 6029, fixed in September 2026, after the 0.3.31 that NumPy 2.4's
-wheels carry) file such a CPU under Haswell,
-whose AVX2 kernels reach half of what the CPU does with AVX-512 (measured here: a 2048^2
-float64 product in 149 ms with them, 89 ms with the SkylakeX kernels, JAX 118-136 ms).
+wheels carry) file such a CPU under Haswell, whose AVX2 kernels reach half of what the CPU
+does with AVX-512 (measured here: a 2048^2 float64 product in 149 ms with them, 89 ms with
+the SkylakeX kernels, JAX 118-136 ms).
 
 When NumPy's OpenBLAS runs AVX2 kernels on a CPU that has the AVX-512 subsets the SkylakeX
 kernels use, lazyarray loads a second instance of the same library file (a private copy in
@@ -65,7 +65,7 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _gemm(a, b):
-    if (a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype
+    if (a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or a.dtype != b.dtype
             or a.dtype not in (np.float64, np.float32)
             or a.shape[0] * a.shape[1] * b.shape[1] < MIN_WORK
             or config.get().blas == "numpy"):
