@@ -279,11 +279,16 @@ def _tiny_values(args) -> list | None:
     deferring costs more than computing. None otherwise."""
     values = []
     shape = None  # of the first value with more than one element
+    limit = _options().eager_limit
     for a in args:
         t = type(a)
         if t is Array:
-            v = _small(a)
+            v = a._val  # an eager value (see _value_array)
             if v is None:
+                v = _small(a)
+                if v is None:
+                    return None
+            elif v.size >= limit:
                 return None
             if v.size != 1:
                 if shape is None:
@@ -389,16 +394,26 @@ def _trace_input(a, ext) -> tuple | None:
 _LEAVES: dict[int, tuple] = {}  # id(value) -> (value, its leaf trace): recent leaves
 
 
-def _record(name: str, args: tuple) -> Array | None:
-    """Record `name(*args)` on the trace tier: a new Array holding the trace, or None when
-    the operation does not qualify (then the eager or lazy tiers take it)."""
+_NO_TRACE = object()
+
+
+def _trace_state():
+    """NumPy's error state, when traces may be recorded under it and the options allow them;
+    else _NO_TRACE."""
     ext = _EXT_GET()
     if ext is not _DEFAULT_EXT and ext is not _fit_state[0]:
         if _EXT is None or not fpstate.compiled_ok():
-            return None
+            return _NO_TRACE
         _fit_state[0] = ext
     opts = _options()
-    if not opts.trace or opts.backend != "cpu":
+    return ext if opts.trace and opts.backend == "cpu" else _NO_TRACE
+
+
+def _record(name: str, args: tuple) -> Array | None:
+    """Record `name(*args)` on the trace tier: a new Array holding the trace, or None when
+    the operation does not qualify (then the eager or lazy tiers take it)."""
+    ext = _trace_state()
+    if ext is _NO_TRACE:
         return None
     x = _trace_operand(args[0], ext)
     if x is None:
@@ -444,6 +459,81 @@ def _record(name: str, args: tuple) -> Array | None:
     return a
 
 
+_THEN_TWO: dict[tuple, int] = {}  # (op, program id) -> that of `op(program, scalar, scalar)`
+
+
+def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | None:
+    """`_record` of `name(a, s1, s2)` (clip with float bounds), without its generality."""
+    ext = _trace_state()
+    if ext is _NO_TRACE:
+        return None
+    x = _trace_input(a, ext)
+    if x is None:
+        return None
+    pid = _THEN_TWO.get((name, x[0]))
+    if pid is None:
+        pid = trace.program_id((name, x[0], trace.SCALAR, trace.SCALAR))
+        if pid is None:
+            return None
+        if len(_THEN_TWO) >= 4096:
+            _THEN_TWO.clear()
+        _THEN_TWO[name, x[0]] = pid
+    if x[0] == trace.LEAF and pid in _NO_START:
+        return None
+    n = x[3]
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = (pid, x[1], x[2][:n] + [s1, s2] if n else [s1, s2], n + 2, x[4], ext)
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
+def record_where(c: Array, x, y) -> Array | None:
+    """`_record` of `where(c, x, y)`, `c` a pending bool trace, without its generality."""
+    tc = c._tr
+    ext = tc[5]
+    if _trace_state() is not ext:
+        return None
+    tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
+    ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
+    leaves, scalars, shape = tc[1], tc[2][:tc[3]], tc[4]
+    own = []
+    if type(tx) is tuple:
+        if tx[4] != shape or tx[5] is not ext:
+            return None
+        leaves += tx[1]
+        scalars += tx[2][:tx[3]]
+        kx = tx[0]
+    elif type(tx) is float:
+        own.append(tx)
+        kx = trace.SCALAR
+    else:
+        return None
+    if type(ty) is tuple:
+        if ty[4] != shape or ty[5] is not ext:
+            return None
+        leaves += ty[1]
+        scalars += ty[2][:ty[3]]
+        ky = ty[0]
+    elif type(ty) is float:
+        own.append(ty)
+        ky = trace.SCALAR
+    else:
+        return None
+    key = ("where", tc[0], kx, ky)
+    pid = _PIDS.get(key) or trace.program_id(key)
+    if pid is None:
+        return None
+    scalars += own
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = (pid, leaves, scalars, len(scalars), shape, ext)
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
 def _trace_operand(x, ext):
     """A trace (tuple) for an Array that can be one, the number for a scalar, else None."""
     t = type(x)
@@ -458,6 +548,10 @@ def _with_scalar(tr: tuple, s) -> tuple:
     """`tr` with the scalar `s` appended to its scalars: in place when `tr` uses the whole
     list (the usual chain), else on a copy of the part it uses."""
     scalars, n = tr[2], tr[3]
+    if type(s) is int:  # (exact: the float64 NumPy converts it to, which the kernel takes)
+        s = float(s)
+    if not n:  # a leaf's (shared by every trace starting from it): a list of its own
+        return (0, tr[1], [s], 1, tr[4], tr[5])
     scalars.append(s)  # append, then check: two threads extending one chain both notice
     if len(scalars) != n + 1:
         scalars = scalars[:n]
@@ -510,14 +604,21 @@ def _f64_constant(x: float) -> np.ndarray:
     for zeros (0.0 and -0.0 are one dict key)."""
     if len(_F64_CONSTANTS) >= 512:
         _F64_CONSTANTS.clear()
-    c = _F64_CONSTANTS[x] = np.array(x)
+    c = _F64_CONSTANTS[x] = np.array(x, _F64)
     c.setflags(write=False)
     return c
+
+
+_INT_AS_FLOAT = frozenset({"add", "subtract", "multiply", "divide", "less", "less_equal",
+                           "greater", "greater_equal", "equal", "not_equal"})
 
 
 def _binary(name: str, py_op, reflected: bool = False):
     """The Python operator `py_op` (operator.mul, ...) over the namespace's ufunc `name`."""
     fast = name in OPS and name not in MULTI_OUTPUT
+    # a Python int meets a float64 array as the float64 of the same value (NEP 50): as a
+    # cached 0-d float64 it costs what a float does (`x * 2`: 0.45 against 0.76 us at 1e3)
+    exact_ints = name in _INT_AS_FLOAT
     traced = name in trace.TRACED
     # the structure of `self op scalar` on a computed self (where most traces start)
     start = (name, trace.SCALAR, trace.LEAF) if reflected else (name, trace.LEAF, trace.SCALAR)
@@ -525,12 +626,11 @@ def _binary(name: str, py_op, reflected: bool = False):
     start2 = (name, trace.LEAF, trace.LEAF)  # of `self op other` on computed arrays
     start_ids = [None, None]  # their program ids, once interned
 
-    def starts(k: int) -> bool:
-        """May this operation start a trace (see trace_tier.NO_START)?"""
-        pid = start_ids[k]
-        if pid is None:
-            pid = start_ids[k] = _PIDS.get(start2 if k else start)
-        return pid not in _NO_START and _options().trace
+    def start_id(k: int) -> int | None:
+        """The program id of the start (0: `self op scalar`, 1: `self op other`), once
+        interned."""
+        pid = start_ids[k] = _PIDS.get(start2 if k else start)
+        return pid
 
     def method(self, other):
         # the trace and eager tiers, inlined: the hot path of tiny-array code (W9)
@@ -549,10 +649,15 @@ def _binary(name: str, py_op, reflected: bool = False):
                             after[tr[0]] = pid
                     if pid is not None:
                         scalars, n = tr[2], tr[3]
-                        scalars.append(other)  # `_with_scalar`, inlined (hot path)
-                        if len(scalars) != n + 1:  # another chain appended to it first
-                            scalars = scalars[:n]
+                        if t is int:  # (exact: see _with_scalar)
+                            other = float(other)
+                        if not n:  # `_with_scalar`, inlined (hot path)
+                            scalars = [other]
+                        else:
                             scalars.append(other)
+                            if len(scalars) != n + 1:  # another chain appended to it first
+                                scalars = scalars[:n]
+                                scalars.append(other)
                         _eager_op()
                         a = _new_array(Array)
                         a._tr = (pid, tr[1], scalars, n + 1, tr[4], tr[5])
@@ -568,7 +673,41 @@ def _binary(name: str, py_op, reflected: bool = False):
                 t = type(other)
                 if t is Array and other._tr is not None or type(v) is _ndarray and (
                         v.dtype is _F64 and not self._chain
-                        and (t is not Array or not other._chain) and starts(t is Array)):
+                        and (t is not Array or not other._chain)
+                        and (start_ids[t is Array] or start_id(t is Array)) not in _NO_START
+                        and (opts := _options()).trace and opts.backend == "cpu"):
+                    # it may start a trace (trace_tier.NO_START): from a leaf seen before,
+                    # with a scalar or another such leaf, here (`_record`, inlined)
+                    ext = _EXT_GET()
+                    memo = _LEAVES.get(id(v)) if ext is _DEFAULT_EXT or ext is _fit_state[0] \
+                        else None
+                    if memo is not None and memo[0] is v and memo[1][5] is ext:
+                        leaf = memo[1]
+                        if t is float or t is int and -_EXACT <= other <= _EXACT:
+                            pid = start_ids[0]
+                            if pid is not None:
+                                _eager_op()
+                                a = _new_array(Array)
+                                a._tr = (pid, leaf[1], [other if t is float else float(other)],
+                                         1, leaf[4], ext)
+                                a._val = a._st = a._proxy = a._base = None
+                                a._chain = ()
+                                return a
+                        elif t is Array and other._tr is None:
+                            w = other._val
+                            if w is None:
+                                w = _small(other)
+                            memo = _LEAVES.get(id(w))
+                            pid = start_ids[1]
+                            if (memo is not None and memo[0] is w and memo[1][5] is ext
+                                    and pid is not None and w.shape == v.shape):
+                                _eager_op()
+                                a = _new_array(Array)
+                                a._tr = (pid, memo[1][1] + leaf[1] if reflected
+                                         else leaf[1] + memo[1][1], [], 0, leaf[4], ext)
+                                a._val = a._st = a._proxy = a._base = None
+                                a._chain = ()
+                                return a
                     a = _record(name, (other, self) if reflected else (self, other))
                     if a is not None:
                         return a
@@ -582,7 +721,8 @@ def _binary(name: str, py_op, reflected: bool = False):
                 # the ufunc call), under the caller's error state: NumPy warns, raises or
                 # ignores as it would (a warning names this line, not the caller's: finding
                 # the caller's would cost as much as the operation; docs/semantics.md)
-                if t is float and type(v) is _ndarray and other and v.dtype is _F64:
+                if type(v) is _ndarray and other and v.dtype is _F64 and (
+                        t is float or exact_ints and -_EXACT <= other <= _EXACT):
                     w = _F64_CONSTANTS.get(other)
                     if w is None:
                         w = _f64_constant(other)
@@ -593,11 +733,22 @@ def _binary(name: str, py_op, reflected: bool = False):
                 a._chain = ()
                 return a
             if t is Array:
-                w = _small(other)
-                if w is not None and (v.shape == w.shape or v.size == 1 or w.size == 1
-                                      or _small_broadcast((v, w))):
-                    _eager_op()
-                    return _value_array(py_op(w, v) if reflected else py_op(v, w))
+                w = other._val  # as _small(other), inlined
+                if w is None:
+                    w = _small(other)
+                elif w.size >= _options().eager_limit:
+                    w = None
+                if w is not None:
+                    if v.shape == w.shape:  # (the result is as tiny: no size check)
+                        _eager_op()
+                        a = _new_array(Array)
+                        a._val = py_op(w, v) if reflected else py_op(v, w)
+                        a._st = a._proxy = a._base = a._tr = None
+                        a._chain = ()
+                        return a
+                    if v.size == 1 or w.size == 1 or _small_broadcast((v, w)):
+                        _eager_op()
+                        return _value_array(py_op(w, v) if reflected else py_op(v, w))
         if not isinstance(other, (Array, np.ndarray, np.generic, bool, int, float, complex,
                                   list, tuple)):
             return NotImplemented
@@ -726,7 +877,8 @@ class Array:
     def dtype(self) -> np.dtype:
         v = self._val
         if v is None:
-            return self._node.dtype if self._tr is None else _F64
+            tr = self._tr
+            return self._node.dtype if tr is None else trace.DTYPES[trace._KINDS[tr[0]]]
         return v.dtype
 
     @property
@@ -832,13 +984,12 @@ class Array:
         if v is None and self._tr is not None:
             v = _force(self)
         if type(v) is np.ndarray:  # an eager value: handed out read-only, as a leaf's is
-            if v.flags.writeable:  # (a later write copies it first: see _small_write)
-                v.setflags(write=False)
+            flags = v.flags  # (a later write copies it first: see _small_write)
+            if flags.writeable:
+                flags.writeable = False
             return v
-        if v is not None:  # a 0-d eager value (a NumPy scalar): a fresh read-only array,
-            v = np.array(v)  # without giving it a storage (a graph leaf costs 0.4 us)
-            v.setflags(write=False)
-            return v
+        if v is not None:  # a 0-d eager value (a NumPy scalar): a fresh array, the caller's
+            return np.array(v)  # own, as NumPy's np.asarray(scalar) is (no storage, no leaf)
         if not self._chain:  # the whole storage: computed already, or computed here
             node = self._storage.node
             if node.op != "buffer":

@@ -19,10 +19,17 @@ counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 _eager = itertools.count()
 eager_op = _eager.__next__
 _eager_base = 0
+_trace_runs = itertools.count()  # so are the runs of trace kernels (`trace_kernel_runs`)
+trace_kernel_run = _trace_runs.__next__
+_trace_base = 0
+
+
+def _count(counter) -> int:
+    return int(repr(counter)[6:-1])  # repr is 'count(N)': N is the next value, unconsumed
 
 
 def _eager_count() -> int:
-    return int(repr(_eager)[6:-1])  # repr is 'count(N)': N is the next value, unconsumed
+    return _count(_eager)
 
 
 def bump(name: str, n: int = 1) -> None:
@@ -31,15 +38,17 @@ def bump(name: str, n: int = 1) -> None:
 
 
 def reset() -> None:
-    global _eager_base
+    global _eager_base, _trace_base
     with _lock:
         for k in counters:
             counters[k] = 0
         _eager_base = _eager_count()
+        _trace_base = _count(_trace_runs)
 
 
 def snapshot() -> dict[str, int]:
     with _lock:
         out = dict(counters)
     out["eager_ops"] += _eager_count() - _eager_base
+    out["trace_kernel_runs"] += _count(_trace_runs) - _trace_base
     return out

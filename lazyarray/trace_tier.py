@@ -3,7 +3,8 @@ are written and run as one loop when their value is needed.
 
 An operator or one-argument ufunc whose array operands are tiny, computed float64 arrays of
 one shape (or pending traces of that shape) and whose other operands are Python floats (or
-exactly representable ints) does not call NumPy: it records a *trace*, a tuple
+exactly representable ints, taken as the float64 NumPy converts them to) does not call NumPy:
+it records a *trace*, a tuple
 
     (program id, leaves, scalars, number of scalars used, shape, NumPy error state)
 
@@ -14,6 +15,14 @@ only arrays) and the scalars are the program's inputs, in the order a left-to-ri
 the program meets them (an operation's own scalar after its operands' inputs). Scalars live
 in one list that a chain appends to in place (`x * 1.01 + 0.1` shares the list of `x * 1.01`,
 using one more element), so recording an operation costs what allocating its Array costs.
+
+Besides float64 -> float64 operations, a program may compare (`x > 0.5`: a bool trace), pick
+(`where(bool trace, float64 or float, float64 or float)`) and clip (`clip(x, lo, hi)` with
+nonzero float bounds, where NumPy's loop for scalar bounds and the kernel's
+minimum(maximum(...)) agree on every sign); each id has a result kind (`_KINDS`: float64 or
+bool) and an operation on operands of other kinds is not recorded. `np.sum` of a 1-d float64
+trace is one loop too (`force_sum`): it adds the values in NumPy's pairwise order, so the sum
+has np.add.reduce's bits.
 
 When the value is needed (`np.asarray`, `print`, a reduction, any operation the tier does not
 record), `force` runs the program: on NumPy, one call per operation (the same calls the
@@ -30,8 +39,8 @@ in (an operation under another state computes the trace first). NumPy's calls ru
 "warn" categories raising; a program that raises is run again on NumPy with each category
 recorded (`ir/fpstate.py`), and its warnings are issued at the line that needed the value, as
 on the lazy tiers. A kernel counts the elements where an operation may have raised a flag (and
-the huge arguments of sin and cos); a non-zero count runs the program on NumPy the same way.
-"""
+the huge arguments of sin and cos); a non-zero count runs the program on NumPy the same way
+(a summing loop: a count, or a sum that is not finite)."""
 
 from __future__ import annotations
 
@@ -50,6 +59,7 @@ LEAF, SCALAR = 0, 1
 MAX_OPS = 128  # operations per program: bounds compile time and the recursion of a walk
 PROMOTE = 16  # runs on NumPy before a program is compiled
 SHORT = 4  # programs of fewer operations are never compiled (a launch costs more)...
+SCALAR_ARGS = 8  # a program's kernel takes up to this many scalars as arguments, more in an array
 SHORT_RUNS = 64  # ...and once one has run this often, the operations that start it no longer
 # start traces: its chain then begins one operation later, or not at all (the eager tier)
 MAX_PROGRAMS = 100_000  # distinct structures recorded per process; beyond, nothing new traces
@@ -72,13 +82,43 @@ def _float64_loop(name: str) -> bool:
         return False
 
 
-TRACED = frozenset(n for n in _CANDIDATES if _float64_loop(n))
+FLOAT_OPS = frozenset(n for n in _CANDIDATES if _float64_loop(n))
+# float64 operands, a bool result: NumPy compares quietly (a NaN raises no flag)
+COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal",
+                         "not_equal"})
+# the operators and one-argument ufuncs that record (`where` and `clip` record in _funcs.py)
+TRACED = FLOAT_OPS | COMPARISONS
+_BOOL = np.dtype(bool)
+DTYPES = (_F8, _BOOL)  # a program's result dtype: DTYPES[_KINDS[pid]]
 
-# the interned structures: id -> (op, operand ids) and its number of operations
+# the interned structures: id -> (op, operand ids), its number of operations, its kind
 _KEYS: dict[tuple, int] = {}
 _NODES: list[tuple] = [("leaf",), ("scalar",)]
 _SIZES: list[int] = [0, 0]
+_KINDS: list[int] = [0, 0]  # 0: float64, 1: bool
 _lock = threading.Lock()
+
+
+def _kind(key: tuple) -> int | None:
+    """The result kind of the operation `key` on operands of known kinds; None when the tier
+    does not record it (it then runs on the eager tier, which computes the operands)."""
+    op, *operands = key
+    kinds = [_KINDS[o] for o in operands]
+    if op in FLOAT_OPS:
+        return 0 if not any(kinds) else None
+    if op in COMPARISONS:
+        return 1 if not any(kinds) else None
+    if op == "where":  # where(bool, float64 or scalar, float64 or scalar)
+        return 0 if kinds == [1, 0, 0] and operands[0] != SCALAR else None
+    if op == "clip":  # clip(float64, scalar, scalar)
+        return 0 if operands[0] != SCALAR and operands[1:] == [SCALAR, SCALAR] \
+            and not kinds[0] else None
+    return None
+
+
+def dtype(pid: int) -> np.dtype:
+    """The dtype of a trace's value."""
+    return DTYPES[_KINDS[pid]]
 NO_START: set[int] = set()  # one-operation programs that no longer start a trace
 
 
@@ -89,7 +129,8 @@ def program_id(key: tuple) -> int | None:
     if pid is not None:
         return pid
     size = 1 + sum(_SIZES[o] for o in key[1:])
-    if size > MAX_OPS or len(_NODES) >= MAX_PROGRAMS:
+    kind = _kind(key)
+    if size > MAX_OPS or len(_NODES) >= MAX_PROGRAMS or kind is None:
         return None
     with _lock:
         pid = _KEYS.get(key)
@@ -97,6 +138,7 @@ def program_id(key: tuple) -> int | None:
             pid = len(_NODES)
             _NODES.append(key)
             _SIZES.append(size)
+            _KINDS.append(kind)
             _KEYS[key] = pid
     return pid
 
@@ -105,6 +147,7 @@ class Program:
     """One structure, lowered: its NumPy runner, its kernel source, and how often it ran."""
 
     __slots__ = (
+        "dtype",
         "kernel",
         "leaves",
         "run",
@@ -114,6 +157,8 @@ class Program:
         "source",
         "starts",
         "steps",
+        "sum_kernel",
+        "sum_runs",
     )
 
     def __init__(self, pid: int):
@@ -121,8 +166,9 @@ class Program:
         self.leaves = self.scalars = 0
         self.starts: set[int] = set()  # its operations on inputs only (where traces start)
         self._walk(pid)
-        self.runs = 0
-        self.kernel = None
+        self.dtype = dtype(pid)
+        self.runs = self.sum_runs = 0
+        self.kernel = self.sum_kernel = None
         self.run, self.run_recorded = self._numpy_runners()
         self.source = self._kernel_source()
 
@@ -149,7 +195,7 @@ class Program:
         def arg(name: str) -> str:
             return f"{name[0]}[{name[1:]}]" if name[0] in "LS" else name
 
-        fns = {f"f{m}": OPS[op].ref for m, (op, _) in enumerate(self.steps)}
+        fns = {f"f{m}": _NUMPY.get(op) or OPS[op].ref for m, (op, _) in enumerate(self.steps)}
         plain, recorded = [], []
         for m, (_, names) in enumerate(self.steps):
             args = ", ".join(map(arg, names))
@@ -163,9 +209,11 @@ class Program:
         exec(compile(src, "<lazyarray trace>", "exec"), namespace)  # noqa: S102
         return namespace["run"], namespace["run_recorded"]
 
-    def _kernel_source(self) -> str:
+    def _kernel_source(self, total: bool = False) -> str:
         """A serial Numba loop over the flat elements: every step in registers, the result
-        stored once, and a count of elements where a step may have raised a flag."""
+        stored once, and a count of elements where a step may have raised a flag. `total`:
+        the loop also returns the sum of its results, added in NumPy's pairwise order
+        (`_h.pairwise_sum`), so that a sum of a trace gives np.add.reduce's bits."""
         from lazyarray.codegen.cpu import _FP_QUIET, _SLOW_PATH, _nonfinite, scalar_call
 
         def arg(name: str) -> str:
@@ -178,8 +226,13 @@ class Program:
             args = [arg(n) for n in names]
             if op in _SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
                 big.append(f"        fpe += _h.trig_big({args[0]})")
-            body.append(f"        r{m} = np.float64({scalar_call(op, args, fast=True)})")
-            if op not in _FP_QUIET:
+            if op == "where":
+                body.append(f"        r{m} = ({args[1]} if {args[0]} else {args[2]})")
+            elif op in COMPARISONS:  # quiet: no check
+                body.append(f"        r{m} = np.bool_({scalar_call(op, args)})")
+            else:
+                body.append(f"        r{m} = np.float64({scalar_call(op, args, fast=True)})")
+            if op not in _FP_QUIET and op not in COMPARISONS and op != "where":
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
                 checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
         last = len(self.steps) - 1
@@ -187,16 +240,31 @@ class Program:
         # load them again after its store to `out` (which LLVM cannot prove is elsewhere), and
         # a store whose address matches a scalar's modulo 4 KiB stalls that load until the
         # store completes -- the whole chain's latency, measured at 7x the loop's time
-        lines = [f"def kernel(out, {leaves}S, n):", "    fpe = 0",
-                 *(f"    s{k} = S[{k}]" for k in range(self.scalars)), "    for i in range(n):",
+        if self.scalars <= SCALAR_ARGS:  # (a float argument costs the call less than an array)
+            params = "".join(f"s{k}, " for k in range(self.scalars))
+            reads = []
+        else:
+            params, reads = "S, ", [f"    s{k} = S[{k}]" for k in range(self.scalars)]
+        lines = [f"def kernel(out, {leaves}{params}n):", "    fpe = 0", *reads,
+                 "    for i in range(n):",
                  *body, f"        out[i] = r{last}", *big]
         if checks:
             lines.append("        fpe += " + " | ".join(f"({c})" for c in checks))
-        lines.append("    return fpe  # elements to recheck on NumPy: flags, huge arguments")
+        if total:  # NumPy's reduction starts from the identity: 0.0 + (-0.0) is 0.0; NaN
+            # stands for "recheck on NumPy" (a float returns faster than a tuple: 0.3 us)
+            lines.append("    return 0.0 + _h.pairwise_sum(out, 0, n) if fpe == 0 else np.nan")
+        else:
+            lines.append("    return fpe  # elements to recheck on NumPy: flags, huge arguments")
         return "\n".join(lines) + "\n"
 
 
+# NumPy's functions for the ops that are not the table's ufuncs (clip: the ufunc np.clip
+# calls for float bounds, without its Python wrapper)
+_NUMPY = {"where": np.where, "clip": np._core.umath.clip}
 _PROGRAMS: dict[int, Program] = {}
+_EXT_GET = fpstate._EXTOBJ.get if fpstate._EXTOBJ is not None else (lambda: None)
+_EXT_SET = fpstate._EXTOBJ.set if fpstate._EXTOBJ is not None else None
+_trace_kernel_run = stats.trace_kernel_run  # counts one run of a trace's kernel
 
 
 MAX_LOWERED = 4096  # programs kept lowered (with their counts and kernels); beyond, start over
@@ -211,6 +279,11 @@ def _program(pid: int) -> Program:
     return prog
 
 
+def _build_sum(prog: Program, leaves, scalars: np.ndarray) -> None:
+    """`_build` for the program's summing loop (`force_sum`)."""
+    prog.sum_kernel = _compile(prog, leaves, scalars, leaves[0].size, total=True)
+
+
 def _build(prog: Program, leaves, scalars: np.ndarray) -> None:
     """The background job: compile the loop, then let the next run take it. Compiling W9's
     100-step loop took 4.1 s here (0.5 s from the disk cache), so it never holds up the
@@ -218,7 +291,7 @@ def _build(prog: Program, leaves, scalars: np.ndarray) -> None:
     prog.kernel = _compile(prog, leaves, scalars, leaves[0].size)
 
 
-def _compile(prog: Program, leaves, scalars: np.ndarray, n: int):
+def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = False):
     """Compile (or load from the disk cache) the program's kernel for these arguments.
     Counted apart from the graph's kernels (`trace_compiles`, `trace_disk_writes`): whether a
     tiny chain has recurred often enough depends on everything the process ran before."""
@@ -227,28 +300,40 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int):
     from lazyarray.backends import numba_cpu
     from lazyarray.runtime import diskcache
 
-    key = "t" + hashlib.sha256(prog.source.encode()).hexdigest()[:23]
-    kernel = numba_cpu.compile_kernel(key, prog.source, diskcache.cache_dir(),
+    source = prog._kernel_source(total=True) if total else prog.source
+    key = "t" + hashlib.sha256(source.encode()).hexdigest()[:23]
+    kernel = numba_cpu.compile_kernel(key, source, diskcache.cache_dir(),
                                       counter="trace_disk_writes")[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
-        kernel.compile(tuple(numba.typeof(a) for a in (np.empty(n), *leaves, scalars, n)))
+        kernel.compile(tuple(numba.typeof(a) for a in (np.empty(n, prog.dtype), *leaves,
+                                                       *_scalar_args(prog, scalars), n)))
     stats.bump("trace_compiles")
     return kernel
+
+
+def _scalar_args(prog: Program, scalars) -> tuple:
+    """The kernel's scalar arguments: the floats themselves, or one float64 array of them."""
+    if prog.scalars <= SCALAR_ARGS:
+        return tuple(float(x) for x in scalars)
+    return (np.array(scalars, np.float64),)
 
 
 def force(tr: tuple) -> np.ndarray:
     """The value of the trace `tr` (a fresh array of the trace's shape), computed under the
     NumPy error state it was recorded in."""
-    token = fpstate._EXTOBJ.set(tr[5])
+    ext = tr[5]
+    if _EXT_GET() is ext:  # (the usual case: no state to switch)
+        return _force(tr[0], tr[1], tr[2], tr[3], tr[4])
+    token = _EXT_SET(ext)
     try:
-        return _force(*tr[:5])
+        return _force(tr[0], tr[1], tr[2], tr[3], tr[4])
     finally:
         fpstate._EXTOBJ.reset(token)
 
 
 def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple) -> np.ndarray:
-    prog = _program(pid)
+    prog = _PROGRAMS.get(pid) or _program(pid)
     if len(scalars) != n_scalars:
         scalars = scalars[:n_scalars]
     kernel = prog.kernel
@@ -262,31 +347,74 @@ def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple)
             background.submit(_build, prog, leaves, np.array(scalars, np.float64))
     if kernel is not None:
         n = leaves[0].size
-        out = np.empty(shape)
-        stats.bump("trace_kernel_runs")
+        out = np.empty(shape, prog.dtype)
+        _trace_kernel_run()
         if not kernel(out if len(shape) == 1 else out.reshape(-1), *leaves,
-                      np.array(scalars, np.float64), n):
+                      *(scalars if n_scalars <= SCALAR_ARGS
+                        else (np.array(scalars, np.float64),)), n):
             return out
         stats.bump("fp_rechecks")
     out = _run_numpy(prog, leaves, scalars)
     return out if len(shape) == 1 else out.reshape(shape)
 
 
-def _run_numpy(prog: Program, leaves, scalars) -> np.ndarray:
+def force_sum(tr: tuple) -> np.float64:
+    """`np.add.reduce` of the 1-D trace `tr`'s value (what `np.sum` gives, bit for bit),
+    without the value in between once the program's summing loop is compiled."""
+    ext = tr[5]
+    if _EXT_GET() is ext:
+        return _force_sum(tr[0], tr[1], tr[2], tr[3])
+    token = _EXT_SET(ext)
+    try:
+        return _force_sum(tr[0], tr[1], tr[2], tr[3])
+    finally:
+        fpstate._EXTOBJ.reset(token)
+
+
+def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int) -> np.float64:
+    prog = _PROGRAMS.get(pid) or _program(pid)
+    if len(scalars) != n_scalars:
+        scalars = scalars[:n_scalars]
+    kernel = prog.sum_kernel
+    if kernel is None:
+        prog.sum_runs += 1
+        if prog.sum_runs >= PROMOTE:  # (short programs too: the sum saves a NumPy call)
+            prog.sum_runs = -(1 << 62)
+            background.submit(_build_sum, prog, leaves, np.array(scalars, np.float64))
+    else:
+        n = leaves[0].size
+        _trace_kernel_run()
+        total = kernel(np.empty(n), *leaves, *(scalars if n_scalars <= SCALAR_ARGS
+                                               else (np.array(scalars, np.float64),)), n)
+        if total - total == 0.0:  # finite: no flag in the loop, none the sum could raise
+            return _F8.type(total)
+        stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
+    return _run_numpy(prog, leaves, scalars, total=True)
+
+
+_ADD_REDUCE = np.add.reduce
+
+
+def _run_numpy(prog: Program, leaves, scalars, total: bool = False):
     """NumPy's calls, with the "warn" categories raising; when one raises, the program again
-    with each call recorded, and the warnings issued at the user's line."""
+    with each call recorded, and the warnings issued at the user's line. `total`: the sum
+    of the result (np.add.reduce) instead."""
     _, warn, raising = fpstate._warn_state()
     if not warn:
-        return prog.run(leaves, scalars)
+        out = prog.run(leaves, scalars)
+        return _ADD_REDUCE(out) if total else out
     token = fpstate._EXTOBJ.set(raising)
     try:
-        return prog.run(leaves, scalars)
+        out = prog.run(leaves, scalars)
+        return _ADD_REDUCE(out) if total else out
     except FloatingPointError:
         pass
     finally:
         fpstate._EXTOBJ.reset(token)
     with fpstate.recording() as rec:
         out = prog.run_recorded(leaves, scalars, fpstate.call)
+        if total:
+            out = fpstate.call(_ADD_REDUCE, out)
     fpstate.emit(rec)
     return out
 
@@ -302,5 +430,7 @@ def graph(tr: tuple):
     values = {f"L{j}": leaf(x.reshape(shape)) for j, x in enumerate(leaves)}
     values.update({f"S{k}": s for k, s in enumerate(scalars[:n_scalars])})
     for m, (op, names) in enumerate(prog.steps):
-        values[f"r{m}"] = build.elementwise(op, *(values[n] for n in names))
+        args = [values[n] for n in names]
+        values[f"r{m}"] = build.select(*args, _F8) if op == "where" else \
+            build.elementwise(op, *args)
     return values[f"r{len(prog.steps) - 1}"]

@@ -58,7 +58,7 @@ def test_write_into_dead_tiny_array_runs_in_place():
     assert _buf(a) == before  # no copy: nothing else could see the old value
     np.testing.assert_array_equal(np.asarray(a), [0, 0, 0, 2.5, 3, 6, 0, 0])
     e = a * 1.0  # a trace (trace_tier.py) ...
-    e.sum()  # ... computed by an operation that takes its value: an eager value, written in
+    e.max()  # ... computed by an operation that takes its value: an eager value, written in
     e_before = _buf(e)  # place too
     e[0] = 9
     assert _buf(e) == e_before and float(e[0]) == 9.0 and float(a[0]) == 0.0

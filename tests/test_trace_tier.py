@@ -2,6 +2,7 @@
 NumPy, and once their structure recurs, run as one compiled loop. Differential against NumPy
 on both paths; recording never changes what a program observes."""
 
+import sys
 import warnings
 
 import numpy as np
@@ -128,7 +129,7 @@ def test_threads_extending_one_chain_keep_their_own_scalars():
 
 def test_writes_after_recording_do_not_reach_the_trace():
     e = la.asarray(np.arange(4.0)) + 0.0
-    e.sum()  # computed: e holds a writeable eager value now
+    e.max()  # computed: e holds a writeable eager value now (a sum would not compute it)
     assert e._tr is None and e._val.flags.writeable
     y = e * 2.0  # a trace with e's value as its leaf (made read-only)
     e[0] = 100.0  # a write into e after recording
@@ -167,6 +168,114 @@ def test_broadcasting_and_other_dtypes_take_the_eager_tier():
     z = la.asarray(np.array(2.0)) * 3.0  # 0-d: a NumPy scalar on the eager tier
     assert z._tr is None
     assert_like_numpy(z, np.array(2.0) * 3.0)
+
+
+def w8(xp, x):
+    return xp.where(x > 0.5, x * 2, xp.clip(x, 0.1, 0.3))
+
+
+def _bits(a) -> bytes:
+    a = np.asarray(a)
+    return a.dtype.str.encode() + a.tobytes()
+
+
+def test_comparisons_where_and_clip_are_recorded_and_compiled():
+    x = np.array([0.05, 0.2, 0.5, 0.6, -0.0, np.nan, np.inf, -np.inf, 1e308, 0.3])
+    runs = kernel_runs()
+    for k in range(trace.PROMOTE + 3):
+        if k == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        lx = la.asarray(x)
+        g = lx > 0.5
+        assert g._tr is not None and g.dtype == np.bool_ and g.shape == x.shape
+        got = w8(la, lx)
+        assert got._tr is not None and got.dtype == np.float64
+        pid = got._tr[0]
+        with np.errstate(over="ignore"):
+            assert _bits(got) == _bits(w8(np, x))  # bit for bit, both paths
+    prog = trace._PROGRAMS[pid]
+    assert [op for op, _ in prog.steps] == ["greater", "multiply", "clip", "where"]
+    assert prog.kernel is not None and kernel_runs() > runs
+    assert_like_numpy(g, x > 0.5)  # a bool trace, computed: NumPy's bools
+
+
+def test_where_and_clip_record_only_what_numpy_types_as_float64():
+    x = np.linspace(-1, 1, 6)
+    lx = la.asarray(x)
+    r = la.where(lx > 0, 1, 2)  # Python ints: NumPy gives int64
+    assert r._tr is None
+    assert_like_numpy(r, np.where(x > 0, 1, 2))
+    for lo, hi in ((0.0, 1.0), (-0.5, -0.0), (np.nan, 1.0)):  # zero or NaN bounds: NumPy's loop
+        assert la.clip(lx * 1.0, lo, hi)._tr is None
+        assert _bits(la.clip(lx * 1.0, lo, hi)) == _bits(np.clip(x * 1.0, lo, hi))
+    m = la.where(lx > 0, lx * 3.0, 0.25)
+    assert m._tr is not None
+    assert_like_numpy(m, np.where(x > 0, x * 3.0, 0.25))
+    assert_like_numpy(la.where(lx > 0), np.where(x > 0))  # one argument: nonzero
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 1001, 4097, 20000])
+def test_sum_of_a_trace_is_numpys_sum_bit_for_bit(n):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)
+    y = rng.standard_normal(n)
+    for k in range(trace.PROMOTE + 2):
+        if k == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        lx, ly = la.asarray(x), la.asarray(y)
+        got = la.sum((lx - ly) ** 2 * 0.5)
+        assert _bits(got) == _bits(np.sum((x - y) ** 2 * 0.5))
+        assert _bits((lx * 1.5).sum()) == _bits((x * 1.5).sum())
+    if n:
+        assert trace._PROGRAMS[((lx - ly) ** 2 * 0.5)._tr[0]].sum_kernel is not None
+
+
+def test_sum_of_negative_zeros_is_positive_zero_as_in_numpy():
+    z = np.full(300, -0.0)
+    for k in range(trace.PROMOTE + 2):
+        if k == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        assert _bits(la.sum(la.asarray(z) * 1.0)) == _bits(np.sum(z * 1.0))  # +0.0
+
+
+@np.errstate(divide="warn", over="warn", invalid="warn", under="ignore")
+def test_sum_of_a_trace_warns_like_numpy():
+    x = np.full(50, 1e306)
+    for k in range(trace.PROMOTE + 2):
+        if k == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        with pytest.warns(RuntimeWarning, match="overflow encountered in reduce"):
+            got = la.sum(la.asarray(x) * 4.0)  # each element finite: the sum overflows
+        assert float(got) == np.inf
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a NaN element: a NaN sum, no flag
+            assert np.isnan(float(la.sum(la.asarray(np.array([np.nan, 1.0, 2.0])) * 1.0)))
+        with pytest.warns(RuntimeWarning, match="invalid value encountered in reduce"):
+            assert np.isnan(float(la.sum(la.asarray(np.array([np.inf, -np.inf])) * 1.0)))
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        la.sum(la.asarray(x) * 4.0)
+
+
+def test_pairwise_sum_is_numpys_order():
+    import numba
+
+    from lazyarray.backends.numba_scalar import pairwise_sum
+
+    total = numba.njit(lambda a: 0.0 + pairwise_sum(a, 0, a.size))
+    rng = np.random.default_rng(7)
+    for n in [*range(300), 1023, 1024, 1025, 65537, 300_001]:
+        a = rng.standard_normal(n) * 10.0 ** rng.integers(-10, 10, n)
+        assert _bits(total(a)) == _bits(np.add.reduce(a)), n
+
+
+def test_starts_from_one_leaf_do_not_grow_its_list_of_scalars():
+    lx = la.asarray(np.arange(4.0))
+    for k in range(200):
+        np.asarray(lx * float(k) + 1.0)
+        np.asarray(la.clip(lx, -1.5, float(k) + 0.5))
+    leaf = lx._st.node._host
+    memo = sys.modules["lazyarray.array"]._LEAVES.get(id(leaf))
+    assert memo is not None and len(memo[1][2]) == 0
 
 
 def test_python_ints_beyond_float64_precision_are_not_recorded():
@@ -271,8 +380,11 @@ _OPS = [  # (name, f(xp, a, b, scalar or None)): recorded ones, then ones that c
     ("maximum", lambda xp, a, b, s: xp.maximum(a, b)),
     *((u, (lambda u: lambda xp, a, b, s: getattr(xp, u)(a))(u))
       for u in ("sin", "cos", "exp", "log", "sqrt", "tanh", "absolute", "negative", "square")),
-    ("sum", lambda xp, a, b, s: a + a.sum()),  # a reduction, then a 0-d operand
-    ("where", lambda xp, a, b, s: xp.where(a > b, a, b)),  # a comparison: not recorded
+    ("sum", lambda xp, a, b, s: a + a.sum()),  # a reduction (of a 1-d trace: fused), 0-d
+    ("where", lambda xp, a, b, s: xp.where(a > b, a, b)),  # a bool trace, then where
+    ("where_scalar", lambda xp, a, b, s: xp.where(a <= (0.5 if s is None else s), a, 1.5)),
+    ("clip", lambda xp, a, b, s: xp.clip(a, -2.5, 0.75 if s is None or s != s else float(s))),
+    ("eq_ne", lambda xp, a, b, s: xp.where((a == b) != (a < 1.0), b, a)),  # bool on bool: eager
     ("reversed", lambda xp, a, b, s: a[::-1] + 1.0),  # a view of a trace
     ("write", _write),  # a write into a trace
 ]

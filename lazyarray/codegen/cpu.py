@@ -26,7 +26,7 @@ from lazyarray.runtime.layout import Spec
 # 11: exact checks of values that reach an output in a second pass, only when one is not finite;
 # 12: unsigned lane indices; 13: BLOCK lanes in reductions with vector math; 14: checks
 # moved down chains of one-operand ops; 15: row lanes in column reductions
-CODEGEN_VERSION = 15
+CODEGEN_VERSION = 16
 
 
 class Unsupported(Exception):
