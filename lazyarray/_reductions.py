@@ -117,8 +117,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
             and out is None and not keepdims and initial is _NO_VALUE and where is True \
             and len(a._tr[4]) == 1 and not trace._KINDS[a._tr[0]]:
         # a pending float64 trace of one dimension: one loop computes it and sums it, in
-        # NumPy's order (trace_tier.force_sum)
-        return _value_array(trace.force_sum(a._tr))
+        # NumPy's order (trace_tier.force_sum); `a` keeps the values, as when computed alone
+        values, total = trace.force_sum(a._tr)
+        a._val, a._tr = values, None
+        return _value_array(total)
     return _reduce("add", np.add, a, axis, dtype, keepdims, initial, where, out)
 
 

@@ -464,9 +464,13 @@ _THEN_TWO: dict[tuple, int] = {}  # (op, program id) -> that of `op(program, sca
 
 def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | None:
     """`_record` of `name(a, s1, s2)` (clip with float bounds), without its generality."""
-    ext = _trace_state()
-    if ext is _NO_TRACE:
-        return None
+    ext = _EXT_GET()
+    opts = _options()
+    if ext is not _DEFAULT_EXT and ext is not _fit_state[0] or not opts.trace \
+            or opts.backend != "cpu":
+        ext = _trace_state()  # (an error state not seen before, or no tracing)
+        if ext is _NO_TRACE:
+            return None
     x = _trace_input(a, ext)
     if x is None:
         return None
@@ -493,8 +497,9 @@ def record_where(c: Array, x, y) -> Array | None:
     """`_record` of `where(c, x, y)`, `c` a pending bool trace, without its generality."""
     tc = c._tr
     ext = tc[5]
-    if _trace_state() is not ext:
-        return None
+    opts = _options()
+    if _EXT_GET() is not ext or not opts.trace or opts.backend != "cpu":
+        return None  # (recorded under another error state or options: c is computed)
     tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
     ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
     leaves, scalars, shape = tc[1], tc[2][:tc[3]], tc[4]

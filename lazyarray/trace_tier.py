@@ -40,7 +40,8 @@ in (an operation under another state computes the trace first). NumPy's calls ru
 recorded (`ir/fpstate.py`), and its warnings are issued at the line that needed the value, as
 on the lazy tiers. A kernel counts the elements where an operation may have raised a flag (and
 the huge arguments of sin and cos); a non-zero count runs the program on NumPy the same way
-(a summing loop: a count, or a sum that is not finite)."""
+(a summing loop: a count, or a sum that is not finite). A summing loop stores the values too:
+the summed trace becomes an eager value, as when anything else computes it."""
 
 from __future__ import annotations
 
@@ -358,9 +359,9 @@ def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple)
     return out if len(shape) == 1 else out.reshape(shape)
 
 
-def force_sum(tr: tuple) -> np.float64:
-    """`np.add.reduce` of the 1-D trace `tr`'s value (what `np.sum` gives, bit for bit),
-    without the value in between once the program's summing loop is compiled."""
+def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
+    """The 1-D trace `tr`'s value and its `np.add.reduce` (what `np.sum` gives, bit for bit),
+    from one loop once the program's summing loop is compiled."""
     ext = tr[5]
     if _EXT_GET() is ext:
         return _force_sum(tr[0], tr[1], tr[2], tr[3])
@@ -371,7 +372,7 @@ def force_sum(tr: tuple) -> np.float64:
         fpstate._EXTOBJ.reset(token)
 
 
-def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int) -> np.float64:
+def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int):
     prog = _PROGRAMS.get(pid) or _program(pid)
     if len(scalars) != n_scalars:
         scalars = scalars[:n_scalars]
@@ -382,12 +383,12 @@ def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int) -> np.flo
             prog.sum_runs = -(1 << 62)
             background.submit(_build_sum, prog, leaves, np.array(scalars, np.float64))
     else:
-        n = leaves[0].size
+        out = np.empty(leaves[0].size)
         _trace_kernel_run()
-        total = kernel(np.empty(n), *leaves, *(scalars if n_scalars <= SCALAR_ARGS
-                                               else (np.array(scalars, np.float64),)), n)
+        total = kernel(out, *leaves, *(scalars if n_scalars <= SCALAR_ARGS
+                                       else (np.array(scalars, np.float64),)), out.size)
         if total - total == 0.0:  # finite: no flag in the loop, none the sum could raise
-            return _F8.type(total)
+            return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
     return _run_numpy(prog, leaves, scalars, total=True)
 
@@ -397,16 +398,16 @@ _ADD_REDUCE = np.add.reduce
 
 def _run_numpy(prog: Program, leaves, scalars, total: bool = False):
     """NumPy's calls, with the "warn" categories raising; when one raises, the program again
-    with each call recorded, and the warnings issued at the user's line. `total`: the sum
-    of the result (np.add.reduce) instead."""
+    with each call recorded, and the warnings issued at the user's line. `total`: the result
+    and its sum (np.add.reduce)."""
     _, warn, raising = fpstate._warn_state()
     if not warn:
         out = prog.run(leaves, scalars)
-        return _ADD_REDUCE(out) if total else out
+        return (out, _ADD_REDUCE(out)) if total else out
     token = fpstate._EXTOBJ.set(raising)
     try:
         out = prog.run(leaves, scalars)
-        return _ADD_REDUCE(out) if total else out
+        return (out, _ADD_REDUCE(out)) if total else out
     except FloatingPointError:
         pass
     finally:
@@ -414,7 +415,7 @@ def _run_numpy(prog: Program, leaves, scalars, total: bool = False):
     with fpstate.recording() as rec:
         out = prog.run_recorded(leaves, scalars, fpstate.call)
         if total:
-            out = fpstate.call(_ADD_REDUCE, out)
+            out = (out, fpstate.call(_ADD_REDUCE, out))
     fpstate.emit(rec)
     return out
 

@@ -58,7 +58,7 @@ def test_write_into_dead_tiny_array_runs_in_place():
     assert _buf(a) == before  # no copy: nothing else could see the old value
     np.testing.assert_array_equal(np.asarray(a), [0, 0, 0, 2.5, 3, 6, 0, 0])
     e = a * 1.0  # a trace (trace_tier.py) ...
-    e.max()  # ... computed by an operation that takes its value: an eager value, written in
+    e.sum()  # ... computed by an operation that takes its value: an eager value, written in
     e_before = _buf(e)  # place too
     e[0] = 9
     assert _buf(e) == e_before and float(e[0]) == 9.0 and float(a[0]) == 0.0
@@ -124,3 +124,11 @@ def test_eager_tier_off_under_jit_tracing_and_threshold_zero():
         b2 = la.sin(a)
         assert b2._val is None
     np.testing.assert_array_equal(np.asarray(b), np.arange(4.0) * 2)
+
+
+def test_a_0d_eager_value_is_handed_out_as_a_fresh_array():
+    s = la.sum(la.asarray(np.arange(4.0)) * 2.0)  # a NumPy scalar on the eager tier
+    v = np.asarray(s)
+    assert v.shape == () and v.dtype == np.float64 and float(v) == 12.0
+    v[()] = -1.0  # the caller's own array, as np.asarray(np.float64(12.0)) is in NumPy
+    assert float(s) == 12.0 and float(np.asarray(s)) == 12.0

@@ -129,7 +129,7 @@ def test_threads_extending_one_chain_keep_their_own_scalars():
 
 def test_writes_after_recording_do_not_reach_the_trace():
     e = la.asarray(np.arange(4.0)) + 0.0
-    e.max()  # computed: e holds a writeable eager value now (a sum would not compute it)
+    e.sum()  # computed: e holds a writeable eager value now
     assert e._tr is None and e._val.flags.writeable
     y = e * 2.0  # a trace with e's value as its leaf (made read-only)
     e[0] = 100.0  # a write into e after recording
@@ -223,8 +223,11 @@ def test_sum_of_a_trace_is_numpys_sum_bit_for_bit(n):
         if k == trace.PROMOTE:
             assert la.wait_compiles(60)
         lx, ly = la.asarray(x), la.asarray(y)
-        got = la.sum((lx - ly) ** 2 * 0.5)
+        t = (lx - ly) ** 2 * 0.5
+        got = la.sum(t)
         assert _bits(got) == _bits(np.sum((x - y) ** 2 * 0.5))
+        assert t._tr is None  # the loop stored the values it summed: t is computed, once
+        assert _bits(t) == _bits((x - y) ** 2 * 0.5)
         assert _bits((lx * 1.5).sum()) == _bits((x * 1.5).sum())
     if n:
         assert trace._PROGRAMS[((lx - ly) ** 2 * 0.5)._tr[0]].sum_kernel is not None
