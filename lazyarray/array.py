@@ -503,30 +503,20 @@ def record_where(c: Array, x, y) -> Array | None:
     tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
     ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
     leaves, scalars, shape = tc[1], tc[2][:tc[3]], tc[4]
-    own = []
-    if type(tx) is tuple:
-        if tx[4] != shape or tx[5] is not ext:
+    key, own = ["where", tc[0]], []
+    for t in (tx, ty):  # the inputs in the order a walk meets them: operands', then floats
+        if type(t) is tuple:
+            if t[4] != shape or t[5] is not ext:
+                return None
+            leaves += t[1]
+            scalars += t[2][:t[3]]
+            key.append(t[0])
+        elif type(t) is float:
+            own.append(t)
+            key.append(trace.SCALAR)
+        else:
             return None
-        leaves += tx[1]
-        scalars += tx[2][:tx[3]]
-        kx = tx[0]
-    elif type(tx) is float:
-        own.append(tx)
-        kx = trace.SCALAR
-    else:
-        return None
-    if type(ty) is tuple:
-        if ty[4] != shape or ty[5] is not ext:
-            return None
-        leaves += ty[1]
-        scalars += ty[2][:ty[3]]
-        ky = ty[0]
-    elif type(ty) is float:
-        own.append(ty)
-        ky = trace.SCALAR
-    else:
-        return None
-    key = ("where", tc[0], kx, ky)
+    key = tuple(key)
     pid = _PIDS.get(key) or trace.program_id(key)
     if pid is None:
         return None

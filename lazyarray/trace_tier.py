@@ -323,18 +323,22 @@ def _scalar_args(prog: Program, scalars) -> tuple:
 def force(tr: tuple) -> np.ndarray:
     """The value of the trace `tr` (a fresh array of the trace's shape), computed under the
     NumPy error state it was recorded in."""
-    ext = tr[5]
+    return _under(tr[5], _force, tr[0], tr[1], tr[2], tr[3], tr[4])
+
+
+def _under(ext, fn, *args):
+    """`fn(*args)` under NumPy's error state `ext`."""
     if _EXT_GET() is ext:  # (the usual case: no state to switch)
-        return _force(tr[0], tr[1], tr[2], tr[3], tr[4])
+        return fn(*args)
     token = _EXT_SET(ext)
     try:
-        return _force(tr[0], tr[1], tr[2], tr[3], tr[4])
+        return fn(*args)
     finally:
         fpstate._EXTOBJ.reset(token)
 
 
 def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple) -> np.ndarray:
-    prog = _PROGRAMS.get(pid) or _program(pid)
+    prog = _program(pid)
     if len(scalars) != n_scalars:
         scalars = scalars[:n_scalars]
     kernel = prog.kernel
@@ -347,33 +351,30 @@ def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple)
             prog.runs = -(1 << 62)  # built once (a failed build is not tried again)
             background.submit(_build, prog, leaves, np.array(scalars, np.float64))
     if kernel is not None:
-        n = leaves[0].size
         out = np.empty(shape, prog.dtype)
-        _trace_kernel_run()
-        if not kernel(out if len(shape) == 1 else out.reshape(-1), *leaves,
-                      *(scalars if n_scalars <= SCALAR_ARGS
-                        else (np.array(scalars, np.float64),)), n):
+        if not _launch(kernel, out if len(shape) == 1 else out.reshape(-1), leaves, scalars):
             return out
         stats.bump("fp_rechecks")
     out = _run_numpy(prog, leaves, scalars)
     return out if len(shape) == 1 else out.reshape(shape)
 
 
+def _launch(kernel, out: np.ndarray, leaves: tuple, scalars: list):
+    """One run of a program's loop into the flat `out`: its scalars as arguments, or as one
+    float64 array when there are more than SCALAR_ARGS."""
+    _trace_kernel_run()
+    return kernel(out, *leaves, *(scalars if len(scalars) <= SCALAR_ARGS
+                                  else (np.array(scalars, np.float64),)), out.size)
+
+
 def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
     """The 1-D trace `tr`'s value and its `np.add.reduce` (what `np.sum` gives, bit for bit),
     from one loop once the program's summing loop is compiled."""
-    ext = tr[5]
-    if _EXT_GET() is ext:
-        return _force_sum(tr[0], tr[1], tr[2], tr[3])
-    token = _EXT_SET(ext)
-    try:
-        return _force_sum(tr[0], tr[1], tr[2], tr[3])
-    finally:
-        fpstate._EXTOBJ.reset(token)
+    return _under(tr[5], _force_sum, tr[0], tr[1], tr[2], tr[3])
 
 
 def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int):
-    prog = _PROGRAMS.get(pid) or _program(pid)
+    prog = _program(pid)
     if len(scalars) != n_scalars:
         scalars = scalars[:n_scalars]
     kernel = prog.sum_kernel
@@ -384,9 +385,7 @@ def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int):
             background.submit(_build_sum, prog, leaves, np.array(scalars, np.float64))
     else:
         out = np.empty(leaves[0].size)
-        _trace_kernel_run()
-        total = kernel(out, *leaves, *(scalars if n_scalars <= SCALAR_ARGS
-                                       else (np.array(scalars, np.float64),)), out.size)
+        total = _launch(kernel, out, leaves, scalars)
         if total - total == 0.0:  # finite: no flag in the loop, none the sum could raise
             return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
