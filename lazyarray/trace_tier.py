@@ -60,9 +60,9 @@ LEAF, SCALAR = 0, 1
 MAX_OPS = 128  # operations per program: bounds compile time and the recursion of a walk
 PROMOTE = 16  # runs on NumPy before a program is compiled
 SHORT = 4  # programs of fewer operations are never compiled (a launch costs more)...
-SCALAR_ARGS = 8  # a program's kernel takes up to this many scalars as arguments, more in an array
 SHORT_RUNS = 64  # ...and once one has run this often, the operations that start it no longer
 # start traces: its chain then begins one operation later, or not at all (the eager tier)
+SCALAR_ARGS = 8  # a program's kernel takes up to this many scalars as arguments, more in an array
 MAX_PROGRAMS = 100_000  # distinct structures recorded per process; beyond, nothing new traces
 
 # ops the tier records: float64 in, float64 out, the same NumPy loop for any float64 operands
@@ -120,6 +120,8 @@ def _kind(key: tuple) -> int | None:
 def dtype(pid: int) -> np.dtype:
     """The dtype of a trace's value."""
     return DTYPES[_KINDS[pid]]
+
+
 NO_START: set[int] = set()  # one-operation programs that no longer start a trace
 
 
