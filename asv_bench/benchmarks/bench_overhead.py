@@ -9,7 +9,7 @@ costs once it is cached).
 
 import numpy as np
 
-from .common import compiled_path, held_options, require_lazyarray, run, vector, w9
+from .common import compiled_path, data, held_options, require_lazyarray, run, vector, w9
 
 # lazyarray-eager: the default tiers without the trace tier (every tiny op calls NumPy at once)
 OVERHEAD_ENGINES = ["numpy", "lazyarray", "lazyarray-eager", "lazyarray-compiled"]
@@ -98,6 +98,30 @@ class Chain100:
 
     def time_chain_100_ops(self, engine):
         np.asarray(w9(self.xp, *self.args))
+
+
+class SmallTier:
+    """W2 and W8 on 1,000 elements, the "1e3-sized cases" of the issue: lazyarray traces them
+    (W8: one four-step program; W2: a chain ending in its sum, one loop); `lazyarray-eager`
+    runs each operation on NumPy at once."""
+
+    params = [["W2", "W8"], ["numpy", "lazyarray", "lazyarray-eager"]]
+    param_names = ["workload", "engine"]
+
+    def setup(self, workload, engine):
+        self.xp = _setup_engine(self, engine)
+        args = data(workload, 1000)
+        self.args = args if self.xp is np else tuple(self.xp.asarray(a) for a in args)
+        for _ in range(20):  # the trace tier builds the loops after 16 runs (background)
+            run(workload, self.xp, self.args)
+        if self.xp is not np:
+            self.xp.wait_compiles()
+
+    def teardown(self, workload, engine):
+        _teardown_engine(self)
+
+    def time_small_workload(self, workload, engine):
+        run(workload, self.xp, self.args)
 
 
 class AsArray:
