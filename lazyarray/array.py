@@ -873,7 +873,7 @@ class Array:
         v = self._val
         if v is None:
             tr = self._tr
-            return self._node.dtype if tr is None else trace.DTYPES[trace._KINDS[tr[0]]]
+            return self._node.dtype if tr is None else trace.dtype(tr[0])
         return v.dtype
 
     @property

@@ -310,15 +310,16 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = F
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
         kernel.compile(tuple(numba.typeof(a) for a in (np.empty(n, prog.dtype), *leaves,
-                                                       *_scalar_args(prog, scalars), n)))
+                                                       *_scalar_args(scalars), n)))
     stats.bump("trace_compiles")
     return kernel
 
 
-def _scalar_args(prog: Program, scalars) -> tuple:
-    """The kernel's scalar arguments: the floats themselves, or one float64 array of them."""
-    if prog.scalars <= SCALAR_ARGS:
-        return tuple(float(x) for x in scalars)
+def _scalar_args(scalars) -> tuple:
+    """A program's scalars as its kernel takes them: the floats themselves, or one float64
+    array of them when there are more than SCALAR_ARGS."""
+    if len(scalars) <= SCALAR_ARGS:
+        return tuple(scalars)
     return (np.array(scalars, np.float64),)
 
 
@@ -362,11 +363,9 @@ def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple)
 
 
 def _launch(kernel, out: np.ndarray, leaves: tuple, scalars: list):
-    """One run of a program's loop into the flat `out`: its scalars as arguments, or as one
-    float64 array when there are more than SCALAR_ARGS."""
+    """One run of a program's loop into the flat `out`."""
     _trace_kernel_run()
-    return kernel(out, *leaves, *(scalars if len(scalars) <= SCALAR_ARGS
-                                  else (np.array(scalars, np.float64),)), out.size)
+    return kernel(out, *leaves, *_scalar_args(scalars), out.size)
 
 
 def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:

@@ -43,6 +43,7 @@ def measure(fn, ins, rounds: int) -> dict[str, float]:
     lins = [la.asarray(a) for a in ins]
     for _ in range(100):  # warm-up: compiles (or loads) the chains' loops
         np.asarray(fn(la, *lins))
+    la.wait_compiles()  # (built in the background: on an empty cache, not ready by now)
     number = 300 if ins[0].size < 5000 else 100
 
     def best(f):
