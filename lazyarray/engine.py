@@ -24,7 +24,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ir.text import print_module
-from lazyarray.passes import run_pipeline
+from lazyarray.passes import DEVICE_PIPELINE, PIPELINE, run_pipeline
 from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime import pool
 from lazyarray.runtime.executor import KernelRecord, Trace, execute, whole_owner
@@ -34,16 +34,17 @@ _plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimize
 MAX_PLANS = 1024
 
 
-def optimize(module: Module) -> Module:
+def optimize(module: Module, passes=PIPELINE) -> Module:
     """run_pipeline, memoized on the module's structure (a loop body is optimized once)."""
-    plan = _plans.get(module.key)
+    key = module.key if passes is PIPELINE else (module.key, passes)
+    plan = _plans.get(key)
     if plan is None:
-        plan = run_pipeline(module)
-        _plans[module.key] = plan
+        plan = run_pipeline(module, passes)
+        _plans[key] = plan
         if len(_plans) > MAX_PLANS:
             _plans.popitem(last=False)
     else:
-        _plans.move_to_end(module.key)
+        _plans.move_to_end(key)
     return plan
 
 
@@ -148,7 +149,7 @@ def _materialize(nodes: list[Node], host: bool) -> None:
             from lazyarray.backends import numba_cuda
 
             module, args = lower(pending, order, leaf=numba_cuda.device_leaf)
-            optimized = optimize(module)
+            optimized = optimize(module, DEVICE_PIPELINE)
             outs = numba_cuda.execute(optimized, args)
             for node, flat in zip(pending, outs, strict=True):
                 node.realize_device(flat)
@@ -160,7 +161,7 @@ def _materialize(nodes: list[Node], host: bool) -> None:
             module, args = lower(pending, order)
             trace = Trace()
             if dask_backend is not None:
-                optimized = optimize(module)
+                optimized = optimize(module, DEVICE_PIPELINE)
                 outs = dask_backend.compute(optimized, args)
             elif debug.active():  # LAZYARRAY_DEBUG / LAZYARRAY_DUMP_DIR: logs, snapshots
                 optimized, outs = debug.run_compiled(module, args, trace)
@@ -352,7 +353,7 @@ def explain(nodes: list[Node]) -> Report:
             from lazyarray.backends import numba_cuda
 
             module, args = lower(pending, order, leaf=numba_cuda.peek_leaf)
-            optimized = run_pipeline(module)
+            optimized = run_pipeline(module, DEVICE_PIPELINE)
             numba_cuda.execute(optimized, args, trace, dry=True)
         else:
             sole = _sole_buffers(order)

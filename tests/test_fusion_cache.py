@@ -248,20 +248,21 @@ def test_every_ufunc_runs_as_a_compiled_kernel(compiled, name):
 
 
 def test_dead_intermediate_buffer_takes_the_result(compiled):
-    """Softmax is several kernels: the last one writes into the dead exp(...) buffer instead of
-    a new array (buffer donation), and the values are NumPy's. The arrays are large enough to
-    come from the result pool: a pooled buffer is donated like one NumPy owns."""
+    """Softmax over columns (axis 0: no row fusion) is several kernels: the last one writes
+    into the dead exp(...) buffer instead of a new array (buffer donation), and the values are
+    NumPy's. The arrays are large enough to come from the result pool: a pooled buffer is
+    donated like one NumPy owns."""
     from lazyarray.runtime import pool
 
     X = np.random.default_rng(5).random((700, 300))  # 1.7 MB: pooled
     x = la.asarray(X)
     before = la.cache_info()["buffers_donated"]
-    e = la.exp(x - x.max(axis=1, keepdims=True))
-    got = np.asarray(e / e.sum(axis=1, keepdims=True))
+    e = la.exp(x - x.max(axis=0, keepdims=True))
+    got = np.asarray(e / e.sum(axis=0, keepdims=True))
     assert la.cache_info()["buffers_donated"] - before == 1
     assert pool.owns(got)
-    ee = np.exp(X - X.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(got, ee / ee.sum(axis=1, keepdims=True), rtol=1e-13)
+    ee = np.exp(X - X.max(axis=0, keepdims=True))
+    np.testing.assert_allclose(got, ee / ee.sum(axis=0, keepdims=True), rtol=1e-13)
 
 
 def test_no_donation_while_a_view_of_the_buffer_is_read_later(compiled):

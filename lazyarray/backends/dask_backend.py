@@ -487,6 +487,7 @@ def resolve_leaves(order) -> None:
 def to_dask(node, chunks=None):
     """The dask array computing `node` (see `Array.to_dask`)."""
     from lazyarray.engine import optimize
+    from lazyarray.passes import DEVICE_PIPELINE
     from lazyarray.graph.node import toposort
     from lazyarray.ir.lower import lower
 
@@ -497,4 +498,4 @@ def to_dask(node, chunks=None):
         return node.srcs[0].value  # from_dask(d).to_dask() is d
     order = toposort([node])
     module, args = lower([node], order)
-    return build(optimize(module), args, chunks)[0]
+    return build(optimize(module, DEVICE_PIPELINE), args, chunks)[0]

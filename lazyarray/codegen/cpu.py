@@ -25,8 +25,9 @@ from lazyarray.runtime.layout import Spec
 # 7: kernels return a count of possible FP events; 8: flat loads; 9: fma; 10: flat stores;
 # 11: exact checks of values that reach an output in a second pass, only when one is not finite;
 # 12: unsigned lane indices; 13: BLOCK lanes in reductions with vector math; 14: checks
-# moved down chains of one-operand ops; 15: row lanes in column reductions
-CODEGEN_VERSION = 16
+# moved down chains of one-operand ops; 15: row lanes in column reductions; 16: trace-tier
+# sums; 17: row fusion kernels
+CODEGEN_VERSION = 17
 
 
 class Unsupported(Exception):
@@ -458,6 +459,8 @@ def _signature(comp: Module, spec: Spec) -> list[str]:
     params += [f"n{d}" for d in range(spec.rank)]
     if spec.kind == "reduce":
         params += [f"init{k}" for k in range(len(_reductions(comp)))] + ["nchunks"]
+    if spec.kind == "row":
+        params += [f"init{k}" for k in range(len(_reductions(comp)))]
     if spec.kind == "scan":
         params.append("init0")
     if spec.tables:
@@ -495,6 +498,10 @@ def render(comp: Module, spec: Spec) -> str:
         src = head + _render_reduce(comp, spec, idx)
     elif spec.kind == "scan":
         src = head + _render_scan(comp, spec, idx)
+    elif spec.kind == "row":
+        from lazyarray.codegen.rows import render_rows
+
+        src = head + render_rows(comp, spec)
     else:
         src = head + _render_argreduce(comp, spec, idx)
     src += ["    fpe += fpf", "    return fpe  # how many places may have raised a floating-point flag"]

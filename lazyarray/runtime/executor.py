@@ -31,6 +31,7 @@ from lazyarray.ops import library
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import blas, diskcache, pool
+from lazyarray.passes.rows import row_space
 from lazyarray.runtime.layout import Launch, plan, span
 from lazyarray.storage import apply_update, copy_outside, strided_view
 
@@ -183,6 +184,12 @@ def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, 
     if store is not None:
         return [store[0]], [store[1]], [*launch.scalars, *launch.flat_strides, *sizes]
     results = [pool.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
+    if spec.kind == "row":  # (rows, elements) results, and per-row ones
+        full = row_space(comp)[0]
+        head = [r.reshape(sizes if r.shape == full else sizes[:1]) for r in results]
+        inits = [reduce_init(ins.attr("to_apply"), acc_dtype(ins.attr("to_apply"), ins.dtype))
+                 for ins in comp.instrs if ins.opcode == "reduce"]
+        return results, head, [*launch.scalars, *launch.flat_strides, *sizes, *inits]
     head = [r.reshape(canon_shape) for r in results]
     inits = []
     if spec.kind == "reduce":

@@ -9,6 +9,7 @@ operand walks contiguously are merged. The kernel signature is the pattern that 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +17,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ir.interpret import apply_movement
+from lazyarray.passes.rows import is_row, row_space
 from lazyarray.ops.indexing import other_axes
 
 
@@ -91,6 +93,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     """The launch of `comp` over `operands` (`memo`: values of view instructions the caller
     computed already, by instruction id; `flat`: pass strided multi-dimensional loads with a
     unit inner stride as flat windows, see `Spec.flat`)."""
+    if is_row(comp):
+        return _plan_rows(comp, operands, memo, flat)
     reds = [ins for ins in comp.instrs if ins.opcode in ("reduce", "argreduce", "scan")]
     root = reds[0] if reds else comp.instrs[comp.outputs[0]]
     if root.opcode in ("reduce", "argreduce", "scan"):
@@ -190,6 +194,50 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
                 tuple(flat_loads), flat_store)
     return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views)
+
+
+def _plan_rows(comp: Module, operands: list, memo: dict | None, flat: bool) -> Launch:
+    """A row fusion's launch (passes/rows.py): n0 rows of n1 elements. Each load becomes a
+    (rows, elements) array, a per-row vector (dims (0,)), a per-element vector repeated on
+    every row (dims (1,)) or a scalar; NumPy's reshape copies a view it cannot merge."""
+    shape, k = row_space(comp)
+    rows, cols = math.prod(shape[:k]), math.prod(shape[k:])
+    memo = {} if memo is None else dict(memo)
+    loads, arrays, scalars, flat_loads, flat_strides, views = [], [], [], [], [], []
+    for p in load_points(comp):
+        v = np.asarray(_value(comp, p, operands, memo))
+        if v.shape == shape:
+            outer = any(v.strides[:k]) and rows > 1
+            inner = any(v.strides[k:]) and cols > 1
+            if inner and outer:
+                a, dims = v.reshape(rows, cols), (0, 1)
+            elif outer:
+                a, dims = v[(Ellipsis, *(0,) * (len(shape) - k))].reshape(rows), (0,)
+            elif inner:
+                a, dims = v[(0,) * k].reshape(cols), (1,)
+            else:
+                a, dims = None, None
+        elif v.ndim and v.size == rows and math.prod(v.shape[:k]) == rows:
+            a, dims = v.reshape(rows), (0,)
+        elif not any(v.strides):
+            a, dims = None, None
+        else:
+            raise AssertionError("a row fusion's load spans neither rows nor elements")
+        loads.append((p, dims))
+        if dims is None:
+            scalars.append(v[(0,) * v.ndim] if v.size else v.dtype.type(0))
+            continue
+        views.append(a)
+        if flat and dims == (0, 1) and rows and cols:
+            window = _flat_window(a)
+            if window is not None:
+                flat_loads.append(len(arrays))
+                flat_strides.append(np.uint64(a.strides[0] // a.itemsize))
+                a = window
+        arrays.append(a)
+    spec = Spec("row", 2, (False, True), tuple(loads), False, (), tuple(flat_loads))
+    return Launch(spec, (rows, cols), arrays, scalars, rows == 0 or cols == 0, None,
+                  flat_strides, views)
 
 
 def _flat_window(a: np.ndarray) -> np.ndarray | None:

@@ -1,0 +1,171 @@
+"""A row fusion (passes/rows.py) -> the Python source of one Numba kernel.
+
+The launch is two-dimensional: n0 rows (in parallel) of n1 elements. Each load indexes
+(row, element), the row only (a per-row value) or the element only (a value repeated on every
+row), or nothing (a scalar). Per row, in the computation's order:
+
+    for i0 in prange(n0):
+        acc = init0                           # one pass per reduction
+        for i1 in range(n1): <its operand>; acc = combine(acc, value)
+        x7 = acc                              # then the per-row values it makes possible
+        ...
+        for i1 in range(n1): <the full-size results>; out0[i0, i1] = ...
+
+An element value a later pass needs again is recomputed when it is cheap, and otherwise
+stored in a row-sized scratch buffer (`scr<i>`, allocated once per thread) and read back. A
+reduction whose operand uses vectorizable math (exp, log, ...) first stores the operand for
+the whole row (a loop with no carried value, which LLVM vectorizes) and then accumulates it.
+Accumulation uses four lanes in a fixed order, so results do not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+from lazyarray.codegen.cpu import (_VECTOR_MATH, _body, _expr, _fp_line, _indent, _nonfinite,
+                                   _reduce_may_raise, acc_dtype, np_type)
+from lazyarray.ir.hlo import MOVEMENT, Module
+from lazyarray.ops.table import OPS, REDUCTIONS, Cost
+from lazyarray.runtime.layout import Spec
+
+
+def row_levels(comp: Module, spec: Spec) -> tuple[set[int], dict[int, tuple | None]]:
+    """(instructions with one value per row, load dims by load instruction)."""
+    dims = dict(spec.loads)
+    row: set[int] = set()
+    for i, ins in enumerate(comp.instrs):
+        if i in dims:
+            if dims[i] is None or dims[i] == (0,):
+                row.add(i)
+        elif ins.opcode in ("parameter", "constant"):
+            continue  # only read through a load point
+        elif ins.opcode == "reduce":
+            row.add(i)
+        elif (ins.opcode in MOVEMENT or ins.is_elementwise) and all(o in row for o in ins.operands):
+            row.add(i)
+    return row, dims
+
+
+def _expensive(comp: Module, i: int) -> bool:
+    op = comp.instrs[i].opcode
+    return op in OPS and OPS[op].cost is Cost.EXPENSIVE
+
+
+def _needs(comp: Module, roots, stop: set[int]) -> set[int]:
+    """Element instructions (and loads) computing `roots`, not looking past `stop`."""
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo:
+        i = todo.pop()
+        if i in seen or i in stop:
+            continue
+        seen.add(i)
+        if comp.instrs[i].opcode not in MOVEMENT and comp.instrs[i].opcode not in (
+                "parameter", "constant"):
+            todo.extend(comp.instrs[i].operands)
+    return seen
+
+
+def render_rows(comp: Module, spec: Spec) -> list[str]:
+    """The kernel body (after the signature and the scalar loads), indented one level."""
+    row, dims = row_levels(comp, spec)
+    reds = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"]
+    full_outs = [(k, o) for k, o in enumerate(comp.outputs) if o not in row
+                 or comp.instrs[o].shape == comp.instrs[comp.instrs[reds[0]].operands[0]].shape]
+    row_outs = [(k, o) for k, o in enumerate(comp.outputs) if (k, o) not in full_outs]
+    # the passes over the row: one per reduction (its operand), then one for full results
+    passes = [[comp.instrs[r].operands[0]] for r in reds]
+    if full_outs:
+        passes.append([o for _, o in full_outs])
+    first: dict[int, int] = {}
+    raw = []
+    for n, roots in enumerate(passes):
+        need = _needs(comp, roots, row)
+        raw.append(need)
+        for i in need:
+            first.setdefault(i, n)
+    scratch = {i for n, need in enumerate(raw) for i in need
+               if first[i] < n and _expensive(comp, i)}
+    idx = ["i0", "i1"]
+    out_at = {o: k for k, o in full_outs}
+    lines = [f"scr{i} = np.empty(n1, {np_type(comp.instrs[i].dtype)})" for i in sorted(scratch)]
+    done_row: set[int] = set()
+
+    def row_values() -> list[str]:
+        """Per-row values whose operands are known, in order (with their checks)."""
+        out = []
+        for i in sorted(row - done_row):
+            ins = comp.instrs[i]
+            if ins.opcode == "reduce" or any(o in row and o not in done_row
+                                             for o in ins.operands):
+                continue
+            if i in dims:
+                if dims[i] == (0,):
+                    k = [p for p, d in spec.loads if d is not None].index(i)
+                    out.append(f"x{i} = a{k}[i0]")
+            elif ins.opcode in MOVEMENT:
+                out.append(f"x{i} = x{ins.operands[0]}")
+            elif ins.is_elementwise:
+                out.append(f"x{i} = {_expr(comp, i)}")
+                out += _fp_line(comp, i, set())
+            done_row.add(i)
+        return out
+
+    lines += row_values()
+    for n, roots in enumerate(passes):
+        stop = row | {i for i in scratch if first[i] < n}
+        need = _needs(comp, roots, stop)
+        aliases = {i: f"scr{i}[i1]" for i in scratch if first[i] < n and i in
+                   _needs(comp, roots, row)}
+        store = [f"scr{i}[i1] = x{i}" for i in sorted(scratch) if first[i] == n]
+        if n < len(reds):
+            r = reds[n]
+            alloc, pass_lines = _reduce_pass(comp, spec, idx, r, need, aliases, store)
+            lines = alloc + lines + pass_lines
+            done_row.add(r)
+            lines += row_values()
+        else:
+            body = _body(comp, spec, idx, set(), only=need, aliases=aliases)
+            body += [f"out{out_at[o]}[i0, i1] = x{o}" for o in roots]
+            lines += ["for i1 in range(n1):", *_indent(body + store, 1)]
+    lines += [f"out{k}[i0] = x{o}" for k, o in row_outs]
+    return _indent(["for i0 in prange(n0):", *_indent(lines, 1)], 1)
+
+
+def _reduce_pass(comp: Module, spec: Spec, idx: list[str], r: int, need: set[int],
+                 aliases: dict[int, str], store: list[str]) -> tuple[list[str], list[str]]:
+    """One pass over the row accumulating reduction r (and storing the scratch values first
+    computed here): (buffers to allocate once per thread, the pass)."""
+    rins = comp.instrs[r]
+    rdef = REDUCTIONS[rins.attr("to_apply")]
+    acc_t = np_type(acc_dtype(rdef.name, rins.dtype))
+    v = rins.operands[0]
+    k = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"].index(r)
+    body = _body(comp, spec, idx, set(), only=need, aliases=aliases)
+    step = lambda lane, x: f"acc{lane} = {acc_t}({rdef.combine.format(f'acc{lane}', x)})"  # noqa: E731
+    lines, alloc = [], []
+    load = None
+    if v in aliases:  # the operand is in a scratch buffer already
+        body, load = [], lambda q: f"scr{v}[{q}]"
+    elif any(m in line for line in body for m in _VECTOR_MATH):
+        # the operand for the whole row first (vectorized), then the accumulation
+        buf = f"scr{v}" if f"scr{v}[i1] = x{v}" in store else f"vec{r}"
+        if buf == f"vec{r}":
+            alloc.append(f"{buf} = np.empty(n1, {np_type(comp.instrs[v].dtype)})")
+            store = [*store, f"{buf}[i1] = x{v}"]
+        lines += ["for i1 in range(n1):", *_indent(body + store, 1)]
+        body, store, load = [], [], lambda q: f"{buf}[{q}]"
+    lines += [f"acc{j} = init{k}" for j in range(4)]
+    lines.append("for q in range(0, n1 - 3, 4):")
+    for j in range(4):
+        if load is None:
+            lines += _indent([f"i1 = q + {j}", *body, *store, step(j, f"x{v}")], 1)
+        else:
+            lines += _indent([step(j, load(f"q + {j}"))], 1)
+    lines.append("for i1 in range(n1 // 4 * 4, n1):")
+    lines += _indent([*body, *store, step(0, f"x{v}")] if load is None else
+                     [step(0, load("i1"))], 1)
+    lines += [step(0, "acc1"), step(2, "acc3"), step(0, "acc2"),
+              f"x{r} = {np_type(rins.dtype)}(acc0)"]
+    if _reduce_may_raise(comp, r):
+        lines.append(f"fpf |= {_nonfinite(f'x{r}')}")
+    return alloc, lines
+
