@@ -106,7 +106,7 @@ def _direct_read(comp: Module, p: int) -> bool:
     return all(ins.opcode not in MOVEMENT for ins in comp.instrs if p in ins.operands)
 
 
-def _find_union(m: Module, start: int, taken: set[int]) -> list[int] | None:
+def _find_union(m: Module, start: int) -> list[int] | None:
     """The fusions that join the row fusion grown from input fusion `start`, in order."""
     _, shape, k = _member_space(m.instrs[start])
     members = [start]
@@ -117,7 +117,7 @@ def _find_union(m: Module, start: int, taken: set[int]) -> list[int] | None:
             produced[i] = produced[ins.operands[0]]
             continue
         space = _member_space(ins)
-        if i in taken or space is None or space[1] != shape or (space[0] == "input"
+        if space is None or space[1] != shape or (space[0] == "input"
                                                                  and space[2] != k):
             continue
         reads = [j for j, o in enumerate(ins.operands) if o in produced]
@@ -255,17 +255,14 @@ def _rebuild(m: Module, members: list[int], inside: set[int], result: dict, root
 
 def fuse_rows(m: Module) -> Module:
     """Merge each chain of row-space fusions of `m` into one row fusion."""
-    taken: set[int] = set()
-    start = 0
-    while True:
+    while True:  # each merge removes fusions, so this ends
         union = None
-        for i in range(start, len(m.instrs)):
-            sp = _member_space(m.instrs[i])
+        for i, ins in enumerate(m.instrs):
+            sp = _member_space(ins)
             if sp is not None and sp[0] == "input" and _fits(sp[1], sp[2]):
-                union = _find_union(m, i, taken)
+                union = _find_union(m, i)
                 if union is not None:
                     break
         if union is None:
             return m
         m = _merge(m, union)
-        start = 0
