@@ -149,7 +149,28 @@ def test_nan_inf_and_warnings_match_numpy():
     assert all(w.filename == __file__ for w in got_w)
 
 
-def test_errstate_raise_reaches_the_user():
+def test_overflow_in_the_row_sum_warns_as_numpy():
+    """The kernel counts a sum that is not finite; the fusion is then rerun on NumPy's loops,
+    so the warning is NumPy's own ("overflow encountered in reduce")."""
+    X = np.random.default_rng(7).random((12, 40))
+    X[4] = 1e308
+    with np.errstate(all="warn"):
+        with warnings.catch_warnings(record=True) as want_w:
+            warnings.simplefilter("always")
+            want = X / X.sum(axis=1, keepdims=True)
+        with la.options(**CPU), warnings.catch_warnings(record=True) as got_w:
+            warnings.simplefilter("always")
+            x = la.asarray(X)
+            r = x / x.sum(axis=1, keepdims=True)
+            assert "kind=row" in _kernels(r)[1]
+            got = np.asarray(r)
+    assert_like_numpy(got, want)
+    assert {str(w.message) for w in got_w} == {str(w.message) for w in want_w} != set()
+
+
+def test_errstate_raise_runs_numpy_and_raises_at_the_user():
+    """Under errstate "raise" evaluations run on NumPy's loops (only they raise mid-loop);
+    the row program still raises NumPy's FloatingPointError."""
     X = np.full((10, 10), 800.0)
     with la.options(**CPU), np.errstate(over="raise"):
         x = la.asarray(X)
@@ -158,13 +179,35 @@ def test_errstate_raise_reaches_the_user():
             np.asarray(r)
 
 
+def test_a_gather_keeps_its_own_kernel():
+    """A loop reading an index table (a gather) is not row-fused (its reads are not per row);
+    the rest still is, and the values are NumPy's."""
+    X = np.random.default_rng(8).random((30, 20))
+    idx = np.arange(20)[::-1].copy()
+    with la.options(**CPU):
+        x = la.asarray(X)
+        r = x[:, idx] - x.max(axis=1, keepdims=True)  # the gather sits in the consumer
+        assert "kind=row" not in _kernels(r)[1]
+        g = x[:, idx] * 2  # the gather's own kernel, then the row kernel
+        s = g - g.max(axis=1, keepdims=True)
+        n, hlo = _kernels(s)
+        assert n == 2 and "kind=row" in hlo
+        la.evaluate(r, s)
+    assert_like_numpy(np.asarray(r), X[:, idx] - X.max(axis=1, keepdims=True))
+    G = X[:, idx] * 2
+    assert_like_numpy(np.asarray(s), G - G.max(axis=1, keepdims=True))
+
+
 # -- generated row programs ----------------------------------------------------------------
 
 REDUCTIONS = ["sum", "max", "min", "mean"]
+# Well-conditioned steps: sums add in a different order than NumPy's (last-bit differences),
+# so a step must not blow those up (exp of a huge difference, division by a sum that cancels
+# to rounding noise would compare noise with noise)
 COMBINE = {
     "sub": lambda xp, v, r: v - r,
-    "div": lambda xp, v, r: v / r,
-    "exp": lambda xp, v, r: xp.exp(v - r),
+    "div": lambda xp, v, r: v / (abs(r) + 1),
+    "exp": lambda xp, v, r: xp.exp(xp.tanh(v - r) * 3),
     "sq": lambda xp, v, r: (v - r) ** 2,
     "where": lambda xp, v, r: xp.where(v > r, v, r),
     "mul": lambda xp, v, r: v * r + 1,

@@ -20,10 +20,11 @@ Accumulation uses four lanes in a fixed order, so results do not depend on the t
 
 from __future__ import annotations
 
-from lazyarray.codegen.cpu import (_VECTOR_MATH, _body, _expr, _fp_line, _indent, _nonfinite,
-                                   _reduce_may_raise, acc_dtype, np_type)
+from lazyarray.codegen.cpu import (_VECTOR_MATH, _ancestors, _body, _expr, _fp_line, _indent,
+                                   _nonfinite, _reduce_may_raise, acc_dtype, np_type)
 from lazyarray.ir.hlo import MOVEMENT, Module
-from lazyarray.ops.table import OPS, REDUCTIONS, Cost
+from lazyarray.ops.table import REDUCTIONS
+from lazyarray.passes.fusion import _cheap
 from lazyarray.runtime.layout import Spec
 
 
@@ -44,26 +45,6 @@ def row_levels(comp: Module, spec: Spec) -> tuple[set[int], dict[int, tuple | No
     return row, dims
 
 
-def _expensive(comp: Module, i: int) -> bool:
-    op = comp.instrs[i].opcode
-    return op in OPS and OPS[op].cost is Cost.EXPENSIVE
-
-
-def _needs(comp: Module, roots, stop: set[int]) -> set[int]:
-    """Element instructions (and loads) computing `roots`, not looking past `stop`."""
-    seen: set[int] = set()
-    todo = list(roots)
-    while todo:
-        i = todo.pop()
-        if i in seen or i in stop:
-            continue
-        seen.add(i)
-        if comp.instrs[i].opcode not in MOVEMENT and comp.instrs[i].opcode not in (
-                "parameter", "constant"):
-            todo.extend(comp.instrs[i].operands)
-    return seen
-
-
 def render_rows(comp: Module, spec: Spec) -> list[str]:
     """The kernel body (after the signature and the scalar loads), indented one level."""
     row, dims = row_levels(comp, spec)
@@ -76,14 +57,12 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
     if full_outs:
         passes.append([o for _, o in full_outs])
     first: dict[int, int] = {}
-    raw = []
-    for n, roots in enumerate(passes):
-        need = _needs(comp, roots, row)
-        raw.append(need)
+    raw = [_ancestors(comp, spec, roots, row) - row for roots in passes]
+    for n, need in enumerate(raw):
         for i in need:
             first.setdefault(i, n)
     scratch = {i for n, need in enumerate(raw) for i in need
-               if first[i] < n and _expensive(comp, i)}
+               if first[i] < n and not _cheap(comp.instrs[i])}
     idx = ["i0", "i1"]
     out_at = {o: k for k, o in full_outs}
     lines = [f"scr{i} = np.empty(n1, {np_type(comp.instrs[i].dtype)})" for i in sorted(scratch)]
@@ -112,9 +91,8 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
     lines += row_values()
     for n, roots in enumerate(passes):
         stop = row | {i for i in scratch if first[i] < n}
-        need = _needs(comp, roots, stop)
-        aliases = {i: f"scr{i}[i1]" for i in scratch if first[i] < n and i in
-                   _needs(comp, roots, row)}
+        need = _ancestors(comp, spec, roots, stop) - stop
+        aliases = {i: f"scr{i}[i1]" for i in scratch if first[i] < n and i in raw[n]}
         store = [f"scr{i}[i1] = x{i}" for i in sorted(scratch) if first[i] == n]
         if n < len(reds):
             r = reds[n]

@@ -68,8 +68,8 @@ def _fits(shape: tuple[int, ...], k: int) -> bool:
 
 def _member_space(ins: Instr) -> tuple | None:
     """The row space a fusion can take part in: ("input", S, k) or ("loop", S)."""
-    if ins.opcode != "fusion":
-        return None
+    if ins.opcode != "fusion" or any(i.opcode == "gather" for i in ins.value.instrs):
+        return None  # (a gather reads its table at computed positions: not per row)
     kind = ins.attr("kind")
     if kind == "input":
         space = row_space(ins.value)

@@ -174,6 +174,12 @@ def _nchunks(sizes, kept) -> int:
     return max(1, min(sizes[0], MAX_CHUNKS, (1 << 22) // max(1, math.prod(kept))))
 
 
+def _inits(comp: Module) -> list:
+    """Per reduction of `comp`, its start value in its accumulator's dtype."""
+    return [reduce_init(ins.attr("to_apply"), acc_dtype(ins.attr("to_apply"), ins.dtype))
+            for ins in comp.instrs if ins.opcode == "reduce"]
+
+
 def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, list]:
     """(results as the HLO shapes them, the kernel's arguments before the array loads,
     after them): the kernel takes `head + launch.arrays + tail`. `store`: a write's new
@@ -187,20 +193,14 @@ def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, 
     if spec.kind == "row":  # (rows, elements) results, and per-row ones
         full = row_space(comp)[0]
         head = [r.reshape(sizes if r.shape == full else sizes[:1]) for r in results]
-        inits = [reduce_init(ins.attr("to_apply"), acc_dtype(ins.attr("to_apply"), ins.dtype))
-                 for ins in comp.instrs if ins.opcode == "reduce"]
-        return results, head, [*launch.scalars, *launch.flat_strides, *sizes, *inits]
+        return results, head, [*launch.scalars, *launch.flat_strides, *sizes, *_inits(comp)]
     head = [r.reshape(canon_shape) for r in results]
     inits = []
     if spec.kind == "reduce":
-        reds = [ins for ins in comp.instrs if ins.opcode == "reduce"]
+        inits = _inits(comp)
         nparts = _nchunks(sizes, kept) * partial_rows(spec) if spec.chunked else 1
-        for ins in reds:
-            name = ins.attr("to_apply")
-            adt = acc_dtype(name, ins.dtype)
-            inits.append(reduce_init(name, adt))
-            shape = (nparts, *kept) if partial_mode(spec) else (1,)
-            head.append(np.full(shape, inits[-1], adt))
+        shape = (nparts, *kept) if partial_mode(spec) else (1,)
+        head += [np.full(shape, init, init.dtype) for init in inits]
     tail = [*launch.scalars, *launch.flat_strides, *sizes]
     if spec.kind == "reduce":
         tail += [*inits, _nchunks(sizes, kept) if spec.chunked else 1]

@@ -1,0 +1,103 @@
+"""How one lazyarray call of a workload splits into kernel time and Python time around it, next
+to the showcase's hand-written Numba loop, and where the Python time goes.
+
+    python asv_bench/tools/walk_split.py W8 1e7 [--rounds 100]     (from the repository root)
+
+Runs the workload and the loop alternately, back to back. For lazyarray it times the whole
+call and the compiled kernels' calls inside it (the rest is the Python walk: building the
+graph, lowering, plan lookup, launch, hand-out), then the main steps of an evaluation summed
+over a second set of rounds (`execute` includes the kernels). Medians per call, ms and µs. docs/performance.md and the issue
+notes quote it for W7 and W8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import lazyarray as la
+from lazyarray import engine, showcase
+from lazyarray.runtime import executor
+
+STEPS = ["toposort", "_sole_buffers", "lower", "optimize", "execute", "_use_interpreter",
+         "forcing_line"]
+
+
+class _Timed:
+    """A compiled kernel that records the duration of each call in `spent`."""
+
+    def __init__(self, kernel, spent: list):
+        self.kernel, self.spent, self.overloads = kernel, spent, kernel.overloads
+
+    def __call__(self, *args):
+        t0 = time.perf_counter()
+        try:
+            return self.kernel(*args)
+        finally:
+            self.spent.append(time.perf_counter() - t0)
+
+
+def _wrap(module, name: str, spent: dict) -> None:
+    fn = getattr(module, name)
+
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+
+    setattr(module, name, timed)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("workload", choices=sorted(showcase.WORKLOADS))
+    ap.add_argument("size", type=float, help="as the showcase sizes it (n, rows or side)")
+    ap.add_argument("--rounds", type=int, default=100)
+    args = ap.parse_args()
+    wl = showcase.WORKLOADS[args.workload]
+    inputs = wl.inputs(int(args.size))
+    lazy = [la.asarray(a) for a in inputs]
+
+    def call():
+        return np.asarray(wl.body(la, *lazy))
+
+    loop = showcase._numba_kernels()[args.workload](*inputs)
+    for _ in range(3):  # compile, then warm
+        call()
+        loop()
+    spent: list[float] = []
+    for prepared in executor._prepared.values():
+        for p in prepared.values():
+            p.kernel = _Timed(p.kernel, spent)
+    total, kernels, ideal = [], [], []
+    for _ in range(args.rounds):
+        spent.clear()
+        t0 = time.perf_counter()
+        call()
+        total.append(time.perf_counter() - t0)
+        kernels.append(sum(spent))
+        t0 = time.perf_counter()
+        loop()
+        ideal.append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) * 1e3 for k, v in
+           (("total", total), ("kernels", kernels), ("loop", ideal))}
+    print(f"lazyarray {med['total']:.3f} ms = kernels {med['kernels']:.3f} + Python "
+          f"{med['total'] - med['kernels']:.3f}; hand-written loop {med['loop']:.3f} ms")
+    print(f"kernels / loop {med['kernels'] / med['loop']:.2f}, "
+          f"lazyarray / loop {med['total'] / med['loop']:.2f}")
+    steps: dict[str, float] = {}
+    for name in STEPS:
+        _wrap(engine, name, steps)
+    for _ in range(args.rounds):
+        call()
+        loop()
+    for name in STEPS:
+        print(f"  {name:18s} {steps.get(name, 0.0) / args.rounds * 1e6:8.1f} µs per call")
+
+
+if __name__ == "__main__":
+    main()
