@@ -22,7 +22,7 @@ from lazyarray import engine, showcase
 from lazyarray.runtime import executor
 
 STEPS = ["toposort", "_sole_buffers", "lower", "optimize", "execute", "_use_interpreter",
-         "forcing_line"]
+         "forcing_site"]
 
 
 class _Timed:

@@ -42,10 +42,21 @@ _KERNEL_SAFE = ("ignore", "warn")  # modes a compiled kernel can honour
 
 def compiled_ok() -> bool:
     """May compiled kernels run under the error state in force? Kernels detect divide,
-    overflow and invalid (so "ignore" and "warn" are fine) but not underflow."""
+    overflow and invalid (so "ignore" and "warn" are fine) but not underflow. Memoized on
+    NumPy's state object, as `_warn_state` is."""
+    global _ok
+    obj = _EXTOBJ.get() if _EXTOBJ is not None else None
+    if obj is not None and _ok[0] is obj:
+        return _ok[1]
     err = np.geterr()
-    return err["under"] == "ignore" and all(
+    ok = err["under"] == "ignore" and all(
         err[c] in _KERNEL_SAFE for c in ("divide", "over", "invalid"))
+    if obj is not None:
+        _ok = (obj, ok)
+    return ok
+
+
+_ok: tuple = (None, False)  # (NumPy's error state object, compiled_ok() under it)
 
 
 class Recorder:
