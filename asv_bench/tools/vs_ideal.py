@@ -18,22 +18,28 @@ import lazyarray as la
 from lazyarray import showcase
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def workload_args(doc: str, rounds: int):
+    """(workload name, the showcase Workload, its NumPy inputs, the same as lazyarray arrays,
+    rounds) from the command line `WORKLOAD SIZE [--rounds N]`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("workload", choices=sorted(showcase.WORKLOADS))
     ap.add_argument("size", type=float, help="as the showcase sizes it (n, rows or side)")
-    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=rounds)
     args = ap.parse_args()
     wl = showcase.WORKLOADS[args.workload]
     inputs = wl.inputs(int(args.size))
-    lazy = [la.asarray(a) for a in inputs]
+    return args.workload, wl, inputs, [la.asarray(a) for a in inputs], args.rounds
+
+
+def main() -> None:
+    name, wl, inputs, lazy, rounds = workload_args(__doc__, 30)
     calls = {"lazyarray": lambda: np.asarray(wl.body(la, *lazy)),
-             "numba": showcase._numba_kernels()[args.workload](*inputs)}
+             "numba": showcase._numba_kernels()[name](*inputs)}
     for f in calls.values():  # compile, then warm
         f()
         f()
     times: dict[str, list[float]] = {k: [] for k in calls}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for k, f in calls.items():
             t0 = time.perf_counter()
             f()

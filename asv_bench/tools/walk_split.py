@@ -12,7 +12,6 @@ notes quote it for W7 and W8.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 import lazyarray as la
 from lazyarray import engine, showcase
 from lazyarray.runtime import executor
+from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
 STEPS = ["toposort", "_sole_buffers", "lower", "optimize", "execute", "_use_interpreter",
          "forcing_site"]
@@ -53,19 +53,12 @@ def _wrap(module, name: str, spent: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("workload", choices=sorted(showcase.WORKLOADS))
-    ap.add_argument("size", type=float, help="as the showcase sizes it (n, rows or side)")
-    ap.add_argument("--rounds", type=int, default=100)
-    args = ap.parse_args()
-    wl = showcase.WORKLOADS[args.workload]
-    inputs = wl.inputs(int(args.size))
-    lazy = [la.asarray(a) for a in inputs]
+    name, wl, inputs, lazy, rounds = workload_args(__doc__, 100)
 
     def call():
         return np.asarray(wl.body(la, *lazy))
 
-    loop = showcase._numba_kernels()[args.workload](*inputs)
+    loop = showcase._numba_kernels()[name](*inputs)
     for _ in range(3):  # compile, then warm
         call()
         loop()
@@ -74,7 +67,7 @@ def main() -> None:
         for p in prepared.values():
             p.kernel = _Timed(p.kernel, spent)
     total, kernels, ideal = [], [], []
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         spent.clear()
         t0 = time.perf_counter()
         call()
@@ -92,11 +85,11 @@ def main() -> None:
     steps: dict[str, float] = {}
     for name in STEPS:
         _wrap(engine, name, steps)
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         call()
         loop()
     for name in STEPS:
-        print(f"  {name:18s} {steps.get(name, 0.0) / args.rounds * 1e6:8.1f} µs per call")
+        print(f"  {name:18s} {steps.get(name, 0.0) / rounds * 1e6:8.1f} µs per call")
 
 
 if __name__ == "__main__":
