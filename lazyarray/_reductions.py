@@ -115,7 +115,8 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
     """Sum of array elements over the given axes (see numpy.sum)."""
     if type(a) is Array and a._tr is not None and axis is None and dtype is None \
             and out is None and not keepdims and initial is _NO_VALUE and where is True \
-            and len(a._tr[4]) == 1 and not trace._KINDS[a._tr[0]]:
+            and len(a._tr[4]) == 1 and not trace._KINDS[a._tr[0]] \
+            and a._tr[1][0].size < config.get().eager_limit:
         # a pending float64 trace of one dimension: one loop computes it and sums it, in
         # NumPy's order (trace_tier.force_sum); `a` keeps the values, as when computed alone
         values, total = trace.force_sum(a._tr)

@@ -162,7 +162,8 @@ class ufunc:
                     if v is None:
                         v = _small(x)
                     if (type(v) is _ndarray and v.dtype is _F64
-                            and _PIDS.get(self._start) not in _NO_START and _options().trace):
+                            and _PIDS.get(self._start) not in _NO_START and _options().trace) \
+                            or v is None and _large_leaf_operand(x):
                         a = _record(self._op, (x,))
                         if a is not None:
                             return a
@@ -324,8 +325,8 @@ def _small(a: Array) -> np.ndarray | None:
         if a._chain:
             return _small_view(a)
         st = a._st
-        if st is None:  # a pending trace: its value, now
-            return _force(a)
+        if st is None:  # a pending trace: its value, now (a large one stays pending)
+            return _force(a) if a._tr[1][0].size < _options().eager_limit else None
         node = st.node
         v = node._host
         if v is None or node.op != "buffer":
@@ -371,10 +372,10 @@ def _trace_input(a, ext) -> tuple | None:
     v = a._val
     if v is None:
         if a._chain:
-            return None
+            return _large_leaf(a, ext)
         v = _small(a)
         if v is None:
-            return None
+            return _large_leaf(a, ext)
     elif v.size >= _options().eager_limit:
         return None
     memo = _LEAVES.get(id(v))
@@ -392,6 +393,44 @@ def _trace_input(a, ext) -> tuple | None:
 
 
 _LEAVES: dict[int, tuple] = {}  # id(value) -> (value, its leaf trace): recent leaves
+
+
+def _large_leaf(a, ext) -> tuple | None:
+    """A trace of one leaf for `a` when it is a computed float64 array of one or more dims
+    and at least TINY elements, whole or a slicing view of one (a large trace: see
+    trace_tier.force_large), else None. Not memoized: the memo would keep large arrays alive.
+    The trace's view of the buffer counts as a reference to it, so a later write into `a`
+    never goes into this memory (engine._sole_buffers)."""
+    st = a._st
+    if st is None:
+        return None
+    node = st.node
+    v = node._host
+    if node.op != "buffer" or type(v) is not _ndarray or v.dtype is not _F64 or v.size < TINY \
+            or not v.flags.c_contiguous:
+        return None
+    if v.flags.writeable:
+        v.setflags(write=False)
+    if not a._chain:
+        return (trace.LEAF, (v.reshape(-1),), [], 0, v.shape, ext) if v.ndim else None
+    pid, view = trace.LEAF, v
+    for fn, args in a._chain:  # slicing views: part of the program (trace_tier.view_id)
+        if fn is not _GETITEM:
+            return None
+        view = view[args[0]]
+        pid = trace.view_id(pid, args[0])
+        if pid is None:
+            return None
+    if not view.ndim or view.size < TINY:
+        return None
+    return (pid, (v,), [], 0, view.shape, ext)
+
+
+def _large_leaf_operand(a) -> bool:
+    """Might `a` start a large trace (a computed buffer or a view of one)? The cheap test
+    before `_record` on the lazy path of an operator."""
+    st = a._st
+    return st is not None and st.node.op == "buffer"
 
 
 _NO_TRACE = object()
@@ -436,9 +475,11 @@ def _record(name: str, args: tuple) -> Array | None:
         else:
             return None
     pid = _PIDS.get(key) or trace.program_id(key)
-    if pid is None or (pid in _NO_START and x[0] < 2 if len(args) == 1 else
-                       pid in _NO_START and key[1] < 2 and key[2] < 2):
-        return None  # over the size bound, or a start that does not pay
+    if pid is None:
+        return None  # over the size bound
+    if pid in _NO_START and (x[0] < 2 if len(args) == 1 else key[1] < 2 and key[2] < 2) \
+            and (x if type(x) is tuple else y)[1][0].size < TINY:
+        return None  # a tiny start that does not pay (large traces always pay)
     if tr is None:
         if type(x) is not tuple:
             tr = _with_scalar(y, x)
@@ -482,7 +523,7 @@ def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | Non
         if len(_THEN_TWO) >= 4096:
             _THEN_TWO.clear()
         _THEN_TWO[name, x[0]] = pid
-    if x[0] == trace.LEAF and pid in _NO_START:
+    if x[0] == trace.LEAF and pid in _NO_START and x[1][0].size < TINY:
         return None
     n = x[3]
     _eager_op()
@@ -706,6 +747,11 @@ def _binary(name: str, py_op, reflected: bool = False):
                     a = _record(name, (other, self) if reflected else (self, other))
                     if a is not None:
                         return a
+                elif v is None and (t is float or t is int or t is Array) \
+                        and _large_leaf_operand(self):  # a large trace starts here
+                    a = _record(name, (other, self) if reflected else (self, other))
+                    if a is not None:
+                        return a
         if v is None:
             v = _small(self)
         if v is not None:
@@ -803,6 +849,11 @@ class Array:
                 if st is None:
                     v = self._val
                     if v is None:
+                        tr = self._tr
+                        if tr[1][0].size >= _options().eager_limit:  # a large trace: the
+                            st = self._st = Storage(trace.graph(tr))  # graph it stands for
+                            self._tr = None
+                            return st
                         v = _force(self)
                     st = self._st = Storage(leaf(v if type(v) is np.ndarray else np.array(v)))
                     self._val = None
@@ -977,6 +1028,14 @@ class Array:
         """Compute the storage's current version (as NumPy would hold it), then view it."""
         v = self._val
         if v is None and self._tr is not None:
+            tr = self._tr
+            if tr[1][0].size >= _options().eager_limit:  # a large trace: the lazy tier's value
+                def attach(node):
+                    if self._tr is tr:  # (another thread may have computed it meanwhile)
+                        self._st, self._tr = Storage(node), None
+
+                trace.force_large(tr, attach)
+                return self._storage.node.value
             v = _force(self)
         if type(v) is np.ndarray:  # an eager value: handed out read-only, as a leaf's is
             flags = v.flags  # (a later write copies it first: see _small_write)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lazyarray import config, debug, stats
-from lazyarray.graph.node import Node, toposort
+from lazyarray.graph.node import Node, buffer, toposort
 from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import evaluate
@@ -27,7 +27,7 @@ from lazyarray.ir.text import print_module
 from lazyarray.passes import DEVICE_PIPELINE, PIPELINE, run_pipeline
 from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime import pool
-from lazyarray.runtime.executor import KernelRecord, Trace, execute, whole_owner
+from lazyarray.runtime.executor import KernelRecord, Trace, execute, run_fusion, whole_owner
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
 _plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
@@ -123,6 +123,26 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
         try:
             _materialize(nodes, host)
         finally:  # what NumPy warned before an error it raised is still warned
+            if rec is not None and rec.messages:
+                fpstate.emit(rec, forcing_frame())
+
+
+def replay(ins, operands: list, report: Report, attach) -> None:
+    """Run the loop fusion `ins` of an earlier evaluation (`report`'s) on new operands of the
+    same layouts: a large trace's value (trace_tier.force_large), what `materialize` would
+    compute for the same graph, with the same warnings at the user's line, without building
+    the graph. `attach(node)` receives the computed buffer node before warnings are issued."""
+    global _last
+    with fpstate.recording() as rec:
+        try:
+            with _lock:
+                stats.bump("materializations")
+                t0 = time.perf_counter()
+                trace = Trace()
+                attach(buffer(run_fusion(ins, operands, trace, False)[0]))
+                _last = Report(report.before, report.after, trace.kernels, planned=False,
+                               seconds=time.perf_counter() - t0, site=forcing_site())
+        finally:
             if rec is not None and rec.messages:
                 fpstate.emit(rec, forcing_frame())
 

@@ -105,6 +105,8 @@ def _kind(key: tuple) -> int | None:
     does not record it (it then runs on the eager tier, which computes the operands)."""
     op, *operands = key
     kinds = [_KINDS[o] for o in operands]
+    if type(op) is tuple:  # ("view", slicing key) of a large leaf (see `view_id`)
+        return 0 if not kinds[0] else None
     if op in FLOAT_OPS:
         return 0 if not any(kinds) else None
     if op in COMPARISONS:
@@ -123,6 +125,19 @@ def dtype(pid: int) -> np.dtype:
 
 
 NO_START: set[int] = set()  # one-operation programs that no longer start a trace
+
+
+def view_id(pid: int, key: tuple) -> int | None:
+    """The id of the slicing view `operand[key]` (ints, slices, None, Ellipsis) of the
+    program `pid`: large traces only (a slice of a large computed array, `A[1:-1, :-2]`), so
+    that the view is part of the structure a replay is remembered by."""
+    return program_id((("view", tuple((0, k.start, k.stop, k.step) if type(k) is slice
+                                       else (1, k) for k in key)), pid))
+
+
+def _view_key(hkey: tuple) -> tuple:
+    """The slicing key `view_id` interned, as NumPy takes it."""
+    return tuple(slice(*k[1:]) if k[0] == 0 else k[1] for k in hkey)
 
 
 def program_id(key: tuple) -> int | None:
@@ -162,18 +177,22 @@ class Program:
         "steps",
         "sum_kernel",
         "sum_runs",
+        "viewed",
     )
 
     def __init__(self, pid: int):
         self.steps: list[tuple[str, list[str]]] = []  # (op, operands: "L<j>", "S<k>", "r<m>")
         self.leaves = self.scalars = 0
         self.starts: set[int] = set()  # its operations on inputs only (where traces start)
+        self.viewed: set[int] = set()  # leaves read through a view (whole arrays, not flat)
         self._walk(pid)
         self.dtype = dtype(pid)
         self.runs = self.sum_runs = 0
         self.kernel = self.sum_kernel = None
-        self.run, self.run_recorded = self._numpy_runners()
-        self.source = self._kernel_source()
+        self.run = self.run_recorded = self.source = None
+        if not self.viewed:  # (programs with views are large: the lazy tier computes them)
+            self.run, self.run_recorded = self._numpy_runners()
+            self.source = self._kernel_source()
 
     def _walk(self, pid: int) -> str:
         """Append the steps computing `pid`; its operand name. Inputs are numbered in the
@@ -185,6 +204,8 @@ class Program:
         if all(o in (LEAF, SCALAR) for o in operands):
             self.starts.add(pid)
         names = [None if o == SCALAR else self._walk(o) for o in operands]
+        if type(op) is tuple and names[0][0] == "L":
+            self.viewed.add(int(names[0][1:]))
         for j, o in enumerate(operands):
             if o == SCALAR:
                 names[j] = f"S{self.scalars}"
@@ -422,16 +443,126 @@ def _run_numpy(prog: Program, leaves, scalars, total: bool = False):
 
 def graph(tr: tuple):
     """The trace `tr` as the graph node the lazy tiers would have built (nothing computed):
-    what `lazyarray.explain` plans for a pending trace."""
+    what `lazyarray.explain` plans for a pending trace, and what a large trace becomes when
+    anything but its value is asked of it."""
+    return _lift(tr)[0]
+
+
+def _lift(tr: tuple):
+    """`graph(tr)`, and per leaf of `tr` the array its buffer node holds (one node per
+    distinct leaf: `where(x > 0.5, x * 2, ...)` reads one parameter, as the lazy tier's)."""
     from lazyarray.graph import build
     from lazyarray.graph.node import leaf
 
     pid, leaves, scalars, n_scalars, shape = tr[:5]
     prog = _program(pid)
-    values = {f"L{j}": leaf(x.reshape(shape)) for j, x in enumerate(leaves)}
+    nodes: dict[int, object] = {}
+    values = {}
+    for j, x in enumerate(leaves):
+        node = nodes.get(id(x))
+        if node is None:
+            node = nodes[id(x)] = leaf(x if j in prog.viewed else x.reshape(shape))
+        values[f"L{j}"] = node
     values.update({f"S{k}": s for k, s in enumerate(scalars[:n_scalars])})
     for m, (op, names) in enumerate(prog.steps):
         args = [values[n] for n in names]
         values[f"r{m}"] = build.select(*args, _F8) if op == "where" else \
+            build.getitem(args[0], _view_key(op[1])) if type(op) is tuple else \
             build.elementwise(op, *args)
-    return values[f"r{len(prog.steps) - 1}"]
+    return values[f"r{len(prog.steps) - 1}"], [values[f"L{j}"]._host for j in range(len(leaves))]
+
+
+# ---- large traces ------------------------------------------------------------------------
+# The same recording on large computed float64 arrays (at least `eager_limit` elements, see
+# array.py): there the cost to beat is not NumPy's call per operation but the lazy tier's
+# Python walk per evaluation (building the graph, lowering, planning: 0.1 ms warm, 0.3-0.6 ms
+# right after a kernel has streamed 160 MB through the caches). Anything but the value asked
+# of a large trace (an operation the tier does not record, a view, a reduction) turns it into
+# the graph it stands for (`graph`), so the lazy tier fuses it with what follows. Its value is
+# computed by the lazy tier too: the first time a structure is evaluated, on its graph; when
+# that evaluation ran one loop fusion whose operands are the trace's leaves, the fusion is
+# remembered per (structure, shape, scalars) and later evaluations replay it on the new leaves
+# (the same kernel, its prepared launch, NumPy's warnings): no graph, no lowering, no plan.
+
+
+class Replay:
+    """A remembered evaluation of a large trace: the fusion, the leaf each of its operands
+    is, and the options and report of the evaluation it was taken from."""
+
+    __slots__ = ("ins", "operands", "opts", "report", "whole")
+
+    def __init__(self, ins, operands: tuple, opts, report, whole: bool):
+        self.ins, self.operands, self.opts, self.report = ins, operands, opts, report
+        self.whole = whole  # every operand is a leaf as it is (1-d, or a viewed array)
+
+
+_REPLAYS: dict[tuple, Replay | None] = {}  # (pid, shape, *scalars) -> its replay (None: none)
+MAX_REPLAYS = 1024
+
+
+def _replay_key(tr: tuple) -> tuple:
+    return (tr[0], tr[4], *tr[2][:tr[3]])
+
+
+def force_large(tr: tuple, attach) -> None:
+    """Compute the large trace `tr` on the lazy tier: by replaying its structure's remembered
+    fusion, or on its graph (remembering the fusion). `attach(node)` receives the node that
+    holds the value before anything can raise (a warning turned into an error leaves the
+    value computed, as on the lazy tier)."""
+    from lazyarray import config, engine
+
+    r = _REPLAYS.get(_replay_key(tr))
+    if r is not None and r.opts is config.get() and _EXT_GET() is tr[5] \
+            and engine.TRACING.get() is None:
+        leaves, shape = tr[1], tr[4]
+        ops = [leaves[j] for j in r.operands] if r.whole else \
+            [leaves[j] if viewed else leaves[j].reshape(shape) for j, viewed in r.operands]
+        engine.replay(r.ins, ops, r.report, attach)
+    else:
+        _evaluate_large(tr, attach)
+
+
+def _evaluate_large(tr: tuple, attach) -> None:
+    """`force_large` on the trace's graph; the evaluation is remembered when it qualifies."""
+    from lazyarray import config, debug, engine
+    from lazyarray.ir.lower import lower
+
+    node, values = _lift(tr)
+    attach(node)
+    key = _replay_key(tr)
+    opts = config.get()
+    capture = key not in _REPLAYS and _EXT_GET() is tr[5] and not debug.active()
+    if capture:
+        module, args = lower([node])
+        optimized = engine.optimize(module)
+    engine.materialize([node])
+    if capture:
+        report = engine.last_report()
+        fusion = _single_fusion(optimized)
+        ok = (report is not None and report.after is optimized and not report.interpreted
+              and fusion is not None and config.get() is opts)
+        if ok:
+            params = [optimized.instrs[o].attr("index") for o in fusion.operands]
+            index = {id(v): j for j, v in enumerate(values)}
+            operands = tuple(index.get(id(args[k])) for k in params)
+            ok = None not in operands
+        if ok:
+            viewed = _program(tr[0]).viewed
+            whole = len(tr[4]) == 1 or all(j in viewed for j in operands)
+            if not whole:
+                operands = tuple((j, j in viewed) for j in operands)
+        if len(_REPLAYS) >= MAX_REPLAYS:
+            _REPLAYS.clear()
+        _REPLAYS[key] = Replay(fusion, operands, opts, report, whole) if ok else None
+
+
+def _single_fusion(m):
+    """The fusion instruction of `m` when `m` is parameters and one loop fusion of them whose
+    result is the module's one output, else None."""
+    fusions = [i for i, ins in enumerate(m.instrs) if ins.opcode != "parameter"]
+    if len(fusions) != 1 or m.outputs != (fusions[0],):
+        return None
+    ins = m.instrs[fusions[0]]
+    if ins.opcode != "fusion" or ins.attr("kind") != "loop":
+        return None
+    return ins

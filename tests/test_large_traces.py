@@ -1,0 +1,221 @@
+"""Large traces (lazyarray/trace_tier.py, "large traces"): elementwise chains on large computed
+float64 arrays and slicing views of them are recorded like tiny ones; the first evaluation of
+a structure runs the lazy tier on the graph the trace stands for, and later evaluations replay
+its fusion without building, lowering or planning a graph. Differential against NumPy on both
+paths, with NumPy's view, mutation and warning semantics."""
+
+import warnings
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarray as la
+from lazyarray import engine
+
+N = 40_000  # above the eager tier's 32,768 elements: a large trace
+rng = np.random.default_rng(11)
+X = rng.uniform(-1, 2, N)
+G = rng.uniform(-1, 2, (210, 230))
+
+
+def w8(xp, x):
+    return xp.where(x > 0.5, x * 2, xp.clip(x, 0.1, 0.3))
+
+
+def jacobi(xp, a):
+    return 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1])
+
+
+def no_graph():
+    """Fails the test if an evaluation builds and lowers a graph (a replay does neither)."""
+    return mock.patch.object(engine, "_materialize", side_effect=AssertionError("graph built"))
+
+
+def assert_same(got, want, rtol=0.0):
+    """Values, dtype and shape as NumPy's: exact, or within `rtol` (compiled math functions
+    may differ from NumPy's in the last bit, docs/semantics.md)."""
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("body, data, rtol", [
+    (w8, X, 0), (jacobi, G, 1e-15), (lambda xp, x: x > 0.5, X, 0),
+    (lambda xp, x: xp.sin(x) * 3.0 - x / 7, X, 1e-15)], ids=["where_clip", "stencil", "compare",
+                                                              "sin"])
+def test_recorded_then_replayed(body, data, rtol):
+    x = la.asarray(data)
+    y = body(la, x)
+    assert y._tr is not None  # recorded, nothing built
+    assert_same(y, body(np, data), rtol)  # the first evaluation: the lazy tier on its graph
+    y = body(la, x)
+    before = la.cache_info()
+    with no_graph():
+        got = np.asarray(y)  # the replay
+    after = la.cache_info()
+    assert after["materializations"] == before["materializations"] + 1
+    assert after["kernels_launched"] == before["kernels_launched"] + 1
+    assert_same(got, body(np, data), rtol)
+    report = la.explain()  # the replay's report: one kernel, a hit
+    (k,) = report.kernels
+    assert k.kind == "loop" and k.status == "hit"
+
+
+def test_one_fusion_and_one_parameter_for_a_stencil():
+    a = la.asarray(G)
+    text = la.explain(jacobi(la, a)).hlo_after
+    assert text.count("parameter(0)") == 2 and "parameter(1)" not in text  # one buffer
+    assert text.count("slice(") == 5 and text.count("fusion(") == 1
+
+
+def test_new_inputs_and_scalars_replay_the_right_program():
+    for k in range(3):
+        data = rng.uniform(-1, 2, N)
+        x = la.asarray(data)
+        for c in (2.0, 3.0, 2.0):
+            assert_same(x * c + 1.0, data * c + 1.0)
+
+
+def test_slices_are_part_of_the_structure():
+    a = la.asarray(G)
+    programs = [lambda xp, a: a[1:-1, 1:-1] + a[2:, 1:-1], lambda xp, a: a[1:-1, 1:-1] + a[:-2, 1:-1],
+                lambda xp, a: a[1:-1, 1:-1] + a[1:-1, 2:], lambda xp, a: a[::2, 1:] - a[1::2, :-1]]
+    for _ in range(2):
+        for p in programs:
+            assert_same(p(la, a), p(np, G))
+
+
+def test_a_write_after_recording_does_not_reach_the_trace():
+    data = X.copy()
+    x = la.asarray(data)
+    for _ in range(2):  # the second time, a replay
+        y = x * 2.0 + 1.0
+        z = x[10:] - 1.0
+        x[:100] = 100.0  # NumPy computed y and z before this write
+        x += 1.0
+        want = data * 2.0 + 1.0
+        assert_same(y, want)
+        assert_same(z, data[10:] - 1.0)
+        data[:100] = 100.0
+        data += 1.0
+        assert_same(x, data)
+
+
+def test_a_large_trace_fuses_with_what_follows():
+    x = la.asarray(G)
+    y = la.exp(x * 0.5) - 1.0
+    s = y.sum(axis=1)  # a reduction of it: the trace becomes its graph, one kernel
+    report = la.explain(s)
+    assert report.num_kernels == 1
+    np.testing.assert_allclose(np.asarray(s), (np.exp(G * 0.5) - 1.0).sum(axis=1), rtol=1e-12)
+    t = x * 2.0
+    u = t[5:, ::3] + 1.0  # a view of a pending trace
+    assert_same(u, (G * 2.0)[5:, ::3] + 1.0)
+    v = x * 2.0
+    assert_same(v + G[0], G * 2.0 + G[0])  # broadcasting: the lazy tier's
+
+
+def test_sum_of_a_large_trace():
+    x = la.asarray(X)
+    for _ in range(3):
+        s = la.sum((x - 0.5) ** 2)
+        np.testing.assert_allclose(float(s), np.sum((X - 0.5) ** 2), rtol=1e-13)
+
+
+def test_warnings_at_the_forcing_line_on_both_paths():
+    z = la.asarray(np.zeros(N))
+    with np.errstate(all="warn", under="ignore"):  # NumPy's default
+        for _ in range(2):  # recorded, then replayed
+            y = 1.0 / z
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                np.asarray(y)
+            assert [(w.filename, str(w.message)) for w in got] == [
+                (__file__, "divide by zero encountered in divide")]
+        y = 1.0 / z
+    with np.errstate(divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isinf(np.asarray(y)).all()
+
+
+def test_the_error_state_at_evaluation_decides():
+    z = la.asarray(np.zeros(N))
+    np.asarray(1.0 / z + 1.0)
+    np.asarray(1.0 / z + 1.0)  # remembered
+    y = 1.0 / z + 1.0  # recorded under the default state
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError, match="divide by zero"):
+        np.asarray(y)
+
+
+def test_warning_as_error_leaves_the_value_computed():
+    z = la.asarray(np.zeros(N))
+    for _ in range(2):
+        with np.errstate(all="warn", under="ignore"):
+            y = 1.0 / z
+        with np.errstate(all="warn", under="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            with pytest.raises(RuntimeWarning, match="divide by zero"):
+                np.asarray(y)
+            got = np.asarray(y)  # computed already: no second evaluation, no warning
+        assert np.isinf(got).all()
+
+
+def test_other_options_at_evaluation_are_honoured():
+    x = la.asarray(X)
+    np.asarray(x * 3.0 - 1.0)
+    np.asarray(x * 3.0 - 1.0)
+    y = x * 3.0 - 1.0
+    before = la.cache_info()["interpreter_runs"]
+    with la.options(backend="numpy"):
+        assert_same(y, X * 3.0 - 1.0)
+    assert la.cache_info()["interpreter_runs"] == before + 1
+
+
+def test_not_recorded():
+    x = la.asarray(X)
+    assert (x.astype(np.float32) * 2.0)._tr is None  # float32
+    assert (la.asarray(G).T * 2.0)._tr is None  # a view that is not a slice
+    assert (x[:100] * 2.0)._tr is None  # a small slice: the eager tier's
+    with la.options(trace=False):
+        assert (x * 2.0)._tr is None
+    assert_same(la.asarray(G).T * 2.0, G.T * 2.0)
+
+
+def test_a_pending_trace_is_planned_by_explain():
+    x = la.asarray(X)
+    y = w8(la, x)
+    report = la.explain(y)
+    assert report.num_kernels == 1 and y._tr is not None  # nothing computed
+
+
+OPS = [("add", lambda xp, a, b: a + b), ("mul", lambda xp, a, b: a * b),
+       ("sub_scalar", lambda xp, a, b: a - 0.25), ("sin", lambda xp, a, b: xp.sin(a)),
+       ("max", lambda xp, a, b: xp.maximum(a, b)), ("div", lambda xp, a, b: a / 3.0),
+       ("abs", lambda xp, a, b: abs(a)), ("square", lambda xp, a, b: a ** 2)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(range(len(OPS))), st.booleans()), min_size=1,
+                max_size=5),
+       st.sampled_from([(N,), (200, 210), (40, 30, 35)]), st.booleans())
+def test_generated_programs_match_numpy(steps, shape, view):
+    """Random chains over two large arrays (or slicing views of them), each evaluated twice:
+    on its graph and replayed."""
+    a = rng.uniform(-2, 2, shape)
+    b = rng.uniform(-2, 2, shape)
+    la_a, la_b = la.asarray(a), la.asarray(b)
+    if view:  # slicing views of the computed arrays
+        a, b, la_a, la_b = a[1:], b[:-1], la_a[1:], la_b[:-1]
+
+    def program(xp, x, y):
+        for k, swap in steps:
+            x = OPS[k][1](xp, *((y, x) if swap else (x, y)))
+        return x
+
+    want = program(np, a, b)
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(program(la, la_a, la_b)), want, rtol=1e-13,
+                                   atol=1e-300)
