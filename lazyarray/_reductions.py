@@ -11,7 +11,8 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import Array, _eager, _fallback, _small, _value_array, as_node, wrap
+from lazyarray.array import (Array, _eager, _fallback, _small, _value_array, as_node,
+                             record_sum, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
@@ -113,15 +114,21 @@ def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initia
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
     """Sum of array elements over the given axes (see numpy.sum)."""
-    if type(a) is Array and a._tr is not None and axis is None and dtype is None \
-            and out is None and not keepdims and initial is _NO_VALUE and where is True \
-            and len(a._tr[4]) == 1 and not trace._KINDS[a._tr[0]] \
-            and a._tr[1][0].size < config.get().eager_limit:
-        # a pending float64 trace of one dimension: one loop computes it and sums it, in
-        # NumPy's order (trace_tier.force_sum); `a` keeps the values, as when computed alone
-        values, total = trace.force_sum(a._tr)
-        a._val, a._tr = values, None
-        return _value_array(total)
+    if type(a) is Array and axis is None and dtype is None and out is None and not keepdims \
+            and initial is _NO_VALUE and where is True:
+        tr = a._tr
+        if tr is not None and len(tr[4]) == 1 and not trace._KINDS[tr[0]] \
+                and tr[1][0].size < config.get().eager_limit:
+            # a pending tiny float64 trace of one dimension: one loop computes it and sums
+            # it, in NumPy's order (trace_tier.force_sum); `a` keeps the values, as when
+            # computed alone
+            values, total = trace.force_sum(tr)
+            a._val, a._tr = values, None
+            return _value_array(total)
+        if tr is not None or a._st is not None and a._st.node.op == "buffer":
+            res = record_sum(a)  # a large float64 trace or leaf: the sum goes on the trace
+            if res is not None:
+                return res
     return _reduce("add", np.add, a, axis, dtype, keepdims, initial, where, out)
 
 

@@ -411,8 +411,8 @@ def _large_leaf(a, ext) -> tuple | None:
         return None
     if v.flags.writeable:
         v.setflags(write=False)
-    if not a._chain:
-        return (trace.LEAF, (v.reshape(-1),), [], 0, v.shape, ext) if v.ndim else None
+    if not a._chain:  # (whole, not flat as a tiny leaf: a view or a sum may read it)
+        return (trace.LEAF, (v,), [], 0, v.shape, ext) if v.ndim else None
     pid, view = trace.LEAF, v
     for fn, args in a._chain:  # slicing views: part of the program (trace_tier.view_id)
         if fn is not _GETITEM:
@@ -529,6 +529,27 @@ def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | Non
     _eager_op()
     a = _new_array(Array)
     a._tr = (pid, x[1], x[2][:n] + [s1, s2] if n else [s1, s2], n + 2, x[4], ext)
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
+def record_sum(a: Array) -> Array | None:
+    """`np.sum(a)` over every axis on the trace tier, `a` a large float64 trace or leaf (its
+    structure, with the sum, is replayed as one reduction fusion: trace_tier.force_large);
+    None when `a` is neither."""
+    ext = _trace_state()
+    if ext is _NO_TRACE:
+        return None
+    x = _trace_input(a, ext)
+    if x is None or x[1][0].size < TINY or x[4] == ():
+        return None
+    pid = trace.program_id(("sum", x[0]))
+    if pid is None:
+        return None
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = (pid, x[1], x[2], x[3], (), ext)
     a._val = a._st = a._proxy = a._base = None
     a._chain = ()
     return a

@@ -52,6 +52,7 @@ import warnings
 import numpy as np
 
 from lazyarray import stats
+from lazyarray.config import TINY
 from lazyarray.runtime import background
 from lazyarray.ir import fpstate
 from lazyarray.ops.table import OPS
@@ -107,6 +108,8 @@ def _kind(key: tuple) -> int | None:
     kinds = [_KINDS[o] for o in operands]
     if type(op) is tuple:  # ("view", slicing key) of a large leaf (see `view_id`)
         return 0 if not kinds[0] else None
+    if op == "sum":  # np.sum(x) of a large float64 trace or leaf (array.record_sum)
+        return 0 if operands[0] != SCALAR and not kinds[0] else None
     if op in FLOAT_OPS:
         return 0 if not any(kinds) else None
     if op in COMPARISONS:
@@ -177,20 +180,21 @@ class Program:
         "steps",
         "sum_kernel",
         "sum_runs",
-        "viewed",
+        "large",
     )
 
     def __init__(self, pid: int):
         self.steps: list[tuple[str, list[str]]] = []  # (op, operands: "L<j>", "S<k>", "r<m>")
         self.leaves = self.scalars = 0
         self.starts: set[int] = set()  # its operations on inputs only (where traces start)
-        self.viewed: set[int] = set()  # leaves read through a view (whole arrays, not flat)
         self._walk(pid)
         self.dtype = dtype(pid)
         self.runs = self.sum_runs = 0
         self.kernel = self.sum_kernel = None
         self.run = self.run_recorded = self.source = None
-        if not self.viewed:  # (programs with views are large: the lazy tier computes them)
+        # views and sums are recorded on large traces only, which the lazy tier computes
+        self.large = any(type(op) is tuple or op == "sum" for op, _ in self.steps)
+        if not self.large:
             self.run, self.run_recorded = self._numpy_runners()
             self.source = self._kernel_source()
 
@@ -204,8 +208,6 @@ class Program:
         if all(o in (LEAF, SCALAR) for o in operands):
             self.starts.add(pid)
         names = [None if o == SCALAR else self._walk(o) for o in operands]
-        if type(op) is tuple and names[0][0] == "L":
-            self.viewed.add(int(names[0][1:]))
         for j, o in enumerate(operands):
             if o == SCALAR:
                 names[j] = f"S{self.scalars}"
@@ -461,14 +463,21 @@ def _lift(tr: tuple):
     for j, x in enumerate(leaves):
         node = nodes.get(id(x))
         if node is None:
-            node = nodes[id(x)] = leaf(x if j in prog.viewed else x.reshape(shape))
+            # (a tiny trace's leaves are flat; a large one's are whole arrays)
+            node = nodes[id(x)] = leaf(x if x.size >= TINY else x.reshape(shape))
         values[f"L{j}"] = node
     values.update({f"S{k}": s for k, s in enumerate(scalars[:n_scalars])})
     for m, (op, names) in enumerate(prog.steps):
         args = [values[n] for n in names]
-        values[f"r{m}"] = build.select(*args, _F8) if op == "where" else \
-            build.getitem(args[0], _view_key(op[1])) if type(op) is tuple else \
-            build.elementwise(op, *args)
+        if op == "where":
+            values[f"r{m}"] = build.select(*args, _F8)
+        elif op == "sum":  # over every axis, as np.sum(x) of float64
+            values[f"r{m}"] = build.reduce(args[0], "add", tuple(range(len(args[0].shape))),
+                                           False)
+        elif type(op) is tuple:
+            values[f"r{m}"] = build.getitem(args[0], _view_key(op[1]))
+        else:
+            values[f"r{m}"] = build.elementwise(op, *args)
     return values[f"r{len(prog.steps) - 1}"], [values[f"L{j}"]._host for j in range(len(leaves))]
 
 
@@ -489,11 +498,10 @@ class Replay:
     """A remembered evaluation of a large trace: the fusion, the leaf each of its operands
     is, and the options and report of the evaluation it was taken from."""
 
-    __slots__ = ("ins", "operands", "opts", "report", "whole")
+    __slots__ = ("ins", "operands", "opts", "report")
 
-    def __init__(self, ins, operands: tuple, opts, report, whole: bool):
+    def __init__(self, ins, operands: tuple, opts, report):
         self.ins, self.operands, self.opts, self.report = ins, operands, opts, report
-        self.whole = whole  # every operand is a leaf as it is (1-d, or a viewed array)
 
 
 _REPLAYS: dict[tuple, Replay | None] = {}  # (pid, shape, *scalars) -> its replay (None: none)
@@ -501,7 +509,8 @@ MAX_REPLAYS = 1024
 
 
 def _replay_key(tr: tuple) -> tuple:
-    return (tr[0], tr[4], *tr[2][:tr[3]])
+    """The structure, the scalars and the leaves' shapes (a view or a sum hides them)."""
+    return (tr[0], *tr[2][:tr[3]], *[x.shape for x in tr[1]])
 
 
 def force_large(tr: tuple, attach) -> None:
@@ -514,10 +523,8 @@ def force_large(tr: tuple, attach) -> None:
     r = _REPLAYS.get(_replay_key(tr))
     if r is not None and r.opts is config.get() and _EXT_GET() is tr[5] \
             and engine.TRACING.get() is None:
-        leaves, shape = tr[1], tr[4]
-        ops = [leaves[j] for j in r.operands] if r.whole else \
-            [leaves[j] if viewed else leaves[j].reshape(shape) for j, viewed in r.operands]
-        engine.replay(r.ins, ops, r.report, attach)
+        leaves = tr[1]
+        engine.replay(r.ins, [leaves[j] for j in r.operands], r.report, attach)
     else:
         _evaluate_large(tr, attach)
 
@@ -546,23 +553,18 @@ def _evaluate_large(tr: tuple, attach) -> None:
             index = {id(v): j for j, v in enumerate(values)}
             operands = tuple(index.get(id(args[k])) for k in params)
             ok = None not in operands
-        if ok:
-            viewed = _program(tr[0]).viewed
-            whole = len(tr[4]) == 1 or all(j in viewed for j in operands)
-            if not whole:
-                operands = tuple((j, j in viewed) for j in operands)
         if len(_REPLAYS) >= MAX_REPLAYS:
             _REPLAYS.clear()
-        _REPLAYS[key] = Replay(fusion, operands, opts, report, whole) if ok else None
+        _REPLAYS[key] = Replay(fusion, operands, opts, report) if ok else None
 
 
 def _single_fusion(m):
-    """The fusion instruction of `m` when `m` is parameters and one loop fusion of them whose
-    result is the module's one output, else None."""
+    """The fusion instruction of `m` when `m` is parameters and one loop or input (reduction)
+    fusion of them whose result is the module's one output, else None."""
     fusions = [i for i, ins in enumerate(m.instrs) if ins.opcode != "parameter"]
     if len(fusions) != 1 or m.outputs != (fusions[0],):
         return None
     ins = m.instrs[fusions[0]]
-    if ins.opcode != "fusion" or ins.attr("kind") != "loop":
+    if ins.opcode != "fusion" or ins.attr("kind") not in ("loop", "input"):
         return None
     return ins

@@ -118,11 +118,32 @@ def test_a_large_trace_fuses_with_what_follows():
     assert_same(v + G[0], G * 2.0 + G[0])  # broadcasting: the lazy tier's
 
 
-def test_sum_of_a_large_trace():
-    x = la.asarray(X)
-    for _ in range(3):
-        s = la.sum((x - 0.5) ** 2)
-        np.testing.assert_allclose(float(s), np.sum((X - 0.5) ** 2), rtol=1e-13)
+def test_sums_of_large_traces_and_leaves():
+    x, g = la.asarray(X), la.asarray(G)
+    programs = [lambda xp, x, g: xp.sqrt(xp.sum((x - 0.5) ** 2)),  # W2: one input fusion
+                lambda xp, x, g: g.sum(), lambda xp, x, g: xp.sum(g[1:, ::2] * 2.0) / 3.0,
+                lambda xp, x, g: xp.sum(x > 0.5), lambda xp, x, g: xp.sum(x, axis=0)]
+    for k in range(3):  # recorded, then replayed
+        for p in programs:
+            got, want = p(la, x, g), p(np, X, G)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+    s = la.sqrt(la.sum((x - 0.5) ** 2))
+    assert s._tr is not None and s.shape == ()  # one trace: nothing built
+    with no_graph():
+        np.testing.assert_allclose(float(s), np.sqrt(np.sum((X - 0.5) ** 2)), rtol=1e-13)
+
+
+def test_leaves_of_other_shapes_are_another_replay():
+    """`A[:, :35]` has one shape over bases of 40 and 50 columns: the base's shape is part
+    of what a replay is remembered by."""
+    for _ in range(2):
+        for cols in (40, 50, 40):
+            m = rng.uniform(size=(1000, cols))
+            a = la.asarray(m)
+            assert_same(a[:, :35] * 2.0, m[:, :35] * 2.0)
+            np.testing.assert_allclose(float(la.sum(a[:, 5:] + 1.0)), np.sum(m[:, 5:] + 1.0),
+                                       rtol=1e-13)
 
 
 def test_warnings_at_the_forcing_line_on_both_paths():
