@@ -134,8 +134,9 @@ def view_id(pid: int, key: tuple) -> int | None:
     """The id of the slicing view `operand[key]` (ints, slices, None, Ellipsis) of the
     program `pid`: large traces only (a slice of a large computed array, `A[1:-1, :-2]`), so
     that the view is part of the structure a replay is remembered by."""
-    return program_id((("view", tuple((0, k.start, k.stop, k.step) if type(k) is slice
-                                       else (1, k) for k in key)), pid))
+    hkey = ("view", tuple((0, k.start, k.stop, k.step) if type(k) is slice else (1, k)
+                          for k in key))
+    return program_id((hkey, pid))
 
 
 def _view_key(hkey: tuple) -> tuple:
@@ -288,6 +289,7 @@ class Program:
 # calls for float bounds, without its Python wrapper)
 _NUMPY = {"where": np.where, "clip": np._core.umath.clip}
 _PROGRAMS: dict[int, Program] = {}
+_EMPTY = np.empty
 _EXT_GET = fpstate._EXTOBJ.get if fpstate._EXTOBJ is not None else (lambda: None)
 _EXT_SET = fpstate._EXTOBJ.set if fpstate._EXTOBJ is not None else None
 _trace_kernel_run = stats.trace_kernel_run  # counts one run of a trace's kernel
@@ -349,6 +351,8 @@ def _scalar_args(scalars) -> tuple:
 def force(tr: tuple) -> np.ndarray:
     """The value of the trace `tr` (a fresh array of the trace's shape), computed under the
     NumPy error state it was recorded in."""
+    if _EXT_GET() is tr[5]:  # (the usual case: `_under` without its call)
+        return _force(tr[0], tr[1], tr[2], tr[3], tr[4])
     return _under(tr[5], _force, tr[0], tr[1], tr[2], tr[3], tr[4])
 
 
@@ -364,7 +368,7 @@ def _under(ext, fn, *args):
 
 
 def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple) -> np.ndarray:
-    prog = _program(pid)
+    prog = _PROGRAMS.get(pid) or _program(pid)
     if len(scalars) != n_scalars:
         scalars = scalars[:n_scalars]
     kernel = prog.kernel
@@ -377,28 +381,27 @@ def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple)
             prog.runs = -(1 << 62)  # built once (a failed build is not tried again)
             background.submit(_build, prog, leaves, np.array(scalars, np.float64))
     if kernel is not None:
-        out = np.empty(shape, prog.dtype)
-        if not _launch(kernel, out if len(shape) == 1 else out.reshape(-1), leaves, scalars):
+        out = _EMPTY(shape, prog.dtype)
+        flat = out if len(shape) == 1 else out.reshape(-1)
+        _trace_kernel_run()  # counts the run (`_scalar_args`, inlined: the hot path)
+        if not (kernel(flat, *leaves, *scalars, flat.size) if len(scalars) <= SCALAR_ARGS
+                else kernel(flat, *leaves, np.array(scalars, np.float64), flat.size)):
             return out
         stats.bump("fp_rechecks")
     out = _run_numpy(prog, leaves, scalars)
     return out if len(shape) == 1 else out.reshape(shape)
 
 
-def _launch(kernel, out: np.ndarray, leaves: tuple, scalars: list):
-    """One run of a program's loop into the flat `out`."""
-    _trace_kernel_run()
-    return kernel(out, *leaves, *_scalar_args(scalars), out.size)
-
-
 def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
     """The 1-D trace `tr`'s value and its `np.add.reduce` (what `np.sum` gives, bit for bit),
     from one loop once the program's summing loop is compiled."""
+    if _EXT_GET() is tr[5]:
+        return _force_sum(tr[0], tr[1], tr[2], tr[3])
     return _under(tr[5], _force_sum, tr[0], tr[1], tr[2], tr[3])
 
 
 def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int):
-    prog = _program(pid)
+    prog = _PROGRAMS.get(pid) or _program(pid)
     if len(scalars) != n_scalars:
         scalars = scalars[:n_scalars]
     kernel = prog.sum_kernel
@@ -408,8 +411,10 @@ def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int):
             prog.sum_runs = -(1 << 62)
             background.submit(_build_sum, prog, leaves, np.array(scalars, np.float64))
     else:
-        out = np.empty(leaves[0].size)
-        total = _launch(kernel, out, leaves, scalars)
+        out = _EMPTY(leaves[0].size)
+        _trace_kernel_run()
+        total = kernel(out, *leaves, *scalars, out.size) if len(scalars) <= SCALAR_ARGS \
+            else kernel(out, *leaves, np.array(scalars, np.float64), out.size)
         if total - total == 0.0:  # finite: no flag in the loop, none the sum could raise
             return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
@@ -504,7 +509,8 @@ class Replay:
         self.ins, self.operands, self.opts, self.report = ins, operands, opts, report
 
 
-_REPLAYS: dict[tuple, Replay | None] = {}  # (pid, shape, *scalars) -> its replay (None: none)
+_REPLAYS: dict[tuple, Replay | None] = {}  # _replay_key -> its replay (None: not replayable)
+_ABSENT = object()
 MAX_REPLAYS = 1024
 
 
@@ -521,8 +527,8 @@ def force_large(tr: tuple, attach) -> None:
     from lazyarray import config, engine
 
     r = _REPLAYS.get(_replay_key(tr))
-    if r is not None and r.opts is config.get() and _EXT_GET() is tr[5] \
-            and engine.TRACING.get() is None:
+    if r is not None and ((opts := config.get()) is r.opts or opts == r.opts) \
+            and _EXT_GET() is tr[5] and engine.TRACING.get() is None:
         leaves = tr[1]
         engine.replay(r.ins, [leaves[j] for j in r.operands], r.report, attach)
     else:
@@ -538,7 +544,9 @@ def _evaluate_large(tr: tuple, attach) -> None:
     attach(node)
     key = _replay_key(tr)
     opts = config.get()
-    capture = key not in _REPLAYS and _EXT_GET() is tr[5] and not debug.active()
+    known = _REPLAYS.get(key, _ABSENT)  # (None: not replayable; other options: again)
+    capture = (known is _ABSENT or known is not None and known.opts != opts) \
+        and _EXT_GET() is tr[5] and not debug.active()
     if capture:
         module, args = lower([node])
         optimized = engine.optimize(module)
