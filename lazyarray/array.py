@@ -393,6 +393,7 @@ def _trace_input(a, ext) -> tuple | None:
 
 
 _LEAVES: dict[int, tuple] = {}  # id(value) -> (value, its leaf trace): recent leaves
+_JIT_TRACING = engine.TRACING.get
 
 
 def _large_leaf(a, ext) -> tuple | None:
@@ -402,7 +403,7 @@ def _large_leaf(a, ext) -> tuple | None:
     The trace's view of the buffer counts as a reference to it, so a later write into `a`
     never goes into this memory (engine._sole_buffers)."""
     st = a._st
-    if st is None:
+    if st is None or _JIT_TRACING() is not None:  # (a jit trace's inputs stay its parameters)
         return None
     node = st.node
     v = node._host

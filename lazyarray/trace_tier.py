@@ -136,7 +136,16 @@ def view_id(pid: int, key: tuple) -> int | None:
     that the view is part of the structure a replay is remembered by."""
     hkey = ("view", tuple((0, k.start, k.stop, k.step) if type(k) is slice else (1, k)
                           for k in key))
-    return program_id((hkey, pid))
+    key = (hkey, pid)
+    pid = _KEYS.get(key)
+    if pid is None and len(_VIEWS) < MAX_VIEWS:  # (a sliding window makes a view per step:
+        pid = program_id(key)  # past MAX_VIEWS of them, views stay on the lazy tier)
+        _VIEWS.add(hkey)
+    return pid
+
+
+MAX_VIEWS = 4096  # distinct slicing keys interned per process
+_VIEWS: set[tuple] = set()
 
 
 def _view_key(hkey: tuple) -> tuple:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import lazyarray as la
 from lazyarray import engine
+from lazyarray import trace_tier as trace
 
 N = 40_000  # above the eager tier's 32,768 elements: a large trace
 rng = np.random.default_rng(11)
@@ -240,3 +241,22 @@ def test_generated_programs_match_numpy(steps, shape, view):
     for _ in range(2):
         np.testing.assert_allclose(np.asarray(program(la, la_a, la_b)), want, rtol=1e-13,
                                    atol=1e-300)
+
+
+def test_jit_on_large_arrays():
+    @la.jit
+    def f(a, b):
+        return la.where(a > 0.5, a * 2.0, b[1:] - 1.0)
+
+    for _ in range(3):  # traced, then replayed on new inputs
+        a, b = rng.uniform(size=N), rng.uniform(size=N + 1)
+        assert_same(f(a, b), np.where(a > 0.5, a * 2.0, b[1:] - 1.0))
+
+
+def test_sliding_windows_stay_correct_past_the_view_budget(monkeypatch):
+    monkeypatch.setattr(trace, "MAX_VIEWS", len(trace._VIEWS) + 3)
+    x = la.asarray(X)
+    for k in range(6):  # three new windows on the trace tier, three on the lazy tier
+        y = x[k + 1000:k + 34000] * 2.0
+        assert (y._tr is not None) == (k < 3)
+        assert_same(y, X[k + 1000:k + 34000] * 2.0)
