@@ -556,6 +556,9 @@ def record_sum(a: Array) -> Array | None:
     return a
 
 
+_WHERE_OF: dict[tuple, int] = {}  # (condition, x, y program ids) -> that of where(...)
+
+
 def record_where(c: Array, x, y) -> Array | None:
     """`_record` of `where(c, x, y)`, `c` a pending bool trace, without its generality."""
     tc = c._tr
@@ -566,6 +569,17 @@ def record_where(c: Array, x, y) -> Array | None:
     tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
     ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
     leaves, scalars, shape = tc[1], tc[2][:tc[3]], tc[4]
+    if type(tx) is tuple and type(ty) is tuple:  # two float64 traces (W8): memoized
+        pid = _WHERE_OF.get((tc[0], tx[0], ty[0]))
+        if pid is not None and tx[4] == shape == ty[4] and tx[5] is ext and ty[5] is ext:
+            scalars += tx[2][:tx[3]]
+            scalars += ty[2][:ty[3]]
+            _eager_op()
+            a = _new_array(Array)
+            a._tr = (pid, leaves + tx[1] + ty[1], scalars, len(scalars), shape, ext)
+            a._val = a._st = a._proxy = a._base = None
+            a._chain = ()
+            return a
     key, own = ["where", tc[0]], []
     for t in (tx, ty):  # the inputs in the order a walk meets them: operands', then floats
         if type(t) is tuple:
@@ -583,6 +597,10 @@ def record_where(c: Array, x, y) -> Array | None:
     pid = _PIDS.get(key) or trace.program_id(key)
     if pid is None:
         return None
+    if not own:
+        if len(_WHERE_OF) >= 4096:
+            _WHERE_OF.clear()
+        _WHERE_OF[key[1:]] = pid
     scalars += own
     _eager_op()
     a = _new_array(Array)
@@ -1095,6 +1113,13 @@ class Array:
         return dask_backend.to_dask(self._node, chunks)
 
     def __array__(self, dtype=None, copy=None):
+        tr = self._tr
+        if tr is not None and dtype is None and not copy \
+                and tr[1][0].size < _options().eager_limit:  # a tiny trace (the hot path)
+            v = self._val = trace.force(tr)
+            self._tr = None
+            v.flags.writeable = False  # handed out read-only, as `_value` does
+            return v
         v = self._value()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             if copy is False:
