@@ -539,6 +539,14 @@ def record_sum(a: Array) -> Array | None:
     """`np.sum(a)` over every axis on the trace tier, `a` a large float64 trace or leaf (its
     structure, with the sum, is replayed as one reduction fusion: trace_tier.force_large);
     None when `a` is neither."""
+    tr = a._tr
+    if tr is None:  # (a tiny buffer is not looked at: `_trace_input` would make it a leaf)
+        st = a._st
+        v = st.node._host if st is not None else None
+        if v is None or v.size < TINY:
+            return None
+    elif tr[1][0].size < TINY:
+        return None
     ext = _trace_state()
     if ext is _NO_TRACE:
         return None

@@ -21,7 +21,7 @@ from lazyarray import engine, showcase
 from lazyarray.runtime import executor
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
-STEPS = ["toposort", "_sole_buffers", "lower", "optimize", "execute", "_use_interpreter",
+STEPS = ["replay", "toposort", "_sole_buffers", "lower", "optimize", "execute", "_use_interpreter",
          "forcing_site"]
 
 
