@@ -11,8 +11,8 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (Array, _eager, _fallback, _small, _value_array, as_node,
-                             record_sum, wrap)
+from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _small, _value_array, as_node,
+                             record_reduce, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
@@ -27,6 +27,8 @@ _NUMPY_REDUCTIONS = {"add": np.add.reduce, "multiply": np.multiply.reduce,
                      "maximum": np.maximum.reduce, "minimum": np.minimum.reduce,
                      "or": np.logical_or.reduce, "and": np.logical_and.reduce}
 _BOOL = np.dtype(bool)
+_TRACED = frozenset({"add", "maximum", "minimum"})  # reductions large traces record
+_F64 = np.dtype(np.float64)
 
 
 def _tiny(a):
@@ -46,6 +48,11 @@ def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VA
             red = _NUMPY_REDUCTIONS[name]
             return _eager(red(v, axis, dtype, None, keepdims) if initial is _NO_VALUE
                           else red(v, axis, dtype, None, keepdims, initial))
+        if dtype is None and initial is _NO_VALUE and name in _TRACED and type(a) is Array \
+                and (a._tr is not None or a._st is not None and a._st.node.op == "buffer"):
+            res = record_reduce(a, name, axis, keepdims)  # a large float64 trace or leaf
+            if res is not None:
+                return res
     node = as_node(a)
     if where is not True:
         return _fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
@@ -125,10 +132,6 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
             values, total = trace.force_sum(tr)
             a._val, a._tr = values, None
             return _value_array(total)
-        if tr is not None or a._st is not None and a._st.node.op == "buffer":
-            res = record_sum(a)  # a large float64 trace or leaf: the sum goes on the trace
-            if res is not None:
-                return res
     return _reduce("add", np.add, a, axis, dtype, keepdims, initial, where, out)
 
 
@@ -170,6 +173,42 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
     return _finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
 
 
+def _large_float64(a) -> bool:
+    """Might `a` be a large float64 trace or computed buffer (record_reduce decides)?"""
+    if type(a) is not Array:
+        return False
+    tr = a._tr
+    if tr is not None:
+        return not trace._KINDS[tr[0]]
+    st = a._st
+    return st is not None and st.node.op == "buffer" and st.node.dtype == _F64
+
+
+def _count_of(a: Array, axis) -> int:
+    """Elements per result element of a reduction of `a` over `axis` (NumPy's errors)."""
+    shape = a.shape
+    if not shape and axis in (0, -1, (0,), (-1,)):
+        axis = None
+    return math.prod([shape[x] for x in build.normalize_axes(axis, len(shape))])
+
+
+def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
+    """`var` of a large float64 trace or leaf on the trace tier, in NumPy's steps (the mean
+    kept as dims, `x - mean`, `x * x`, its sum, the division by n - ddof); None when a step
+    does not record, or when n - ddof <= 0 (NumPy's warning: the lazy tier's)."""
+    n = _count_of(a, axis)
+    if n - ddof <= 0:
+        return None
+    total = record_reduce(a, "add", axis, True)
+    if total is None:
+        return None
+    x = a - total / float(n)
+    if x._tr is None:
+        return None
+    squares = record_reduce(x * x, "add", axis, keepdims)
+    return None if squares is None else squares / float(n - ddof)
+
+
 def _count(node: Node, axis) -> int:
     axes = build.normalize_axes(axis, len(node.shape))
     return math.prod([node.shape[x] for x in axes])
@@ -187,6 +226,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         v = _tiny(a)
         if v is not None:  # the eager tier
             return _eager(v.mean(axis=axis, dtype=dtype, keepdims=keepdims))  # as np.mean
+        if dtype is None and _large_float64(a):  # NumPy's sum, then true_divide by the count
+            n = _count_of(a, axis)
+            total = record_reduce(a, "add", axis, keepdims) if n else None
+            if total is not None:
+                return total / float(n)
     node = as_node(a)
     n = _count(node, axis)
     acc = dtype
@@ -216,6 +260,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         v = _tiny(a)
         if v is not None:  # the eager tier
             return _eager(v.var(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+        if dtype is None and _large_float64(a):
+            res = _traced_var(a, axis, ddof, keepdims)
+            if res is not None:
+                return res
     node = as_node(a)
     n = _count(node, axis)
     dt = np.float64 if dtype is None and node.dtype.kind in "biu" else dtype
@@ -242,6 +290,8 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
             return _eager(t.std(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
             correction=correction)
+    if isinstance(v, Array) and v._tr is not None and out is None:  # a large trace goes on
+        return _UFUNCS["sqrt"](v)
     if not isinstance(v, Array) or v._storage.node.op == "buffer" and where is not True:
         return v
     root = build.elementwise("sqrt", v._node)

@@ -458,6 +458,7 @@ def _record(name: str, args: tuple) -> Array | None:
     x = _trace_operand(args[0], ext)
     if x is None:
         return None
+    shape = None  # the result's, when operands broadcast
     if len(args) == 1:
         key, tr = (name, x[0]), x
     else:
@@ -466,8 +467,10 @@ def _record(name: str, args: tuple) -> Array | None:
             return None
         if type(x) is tuple:
             if type(y) is tuple:
-                if x[4] != y[4]:  # broadcasting: the eager tier's
-                    return None
+                if x[4] != y[4]:  # broadcasting: large traces only (tiny: the eager tier's)
+                    shape = _large_broadcast(x, y)
+                    if shape is None:
+                        return None
                 key, tr = (name, x[0], y[0]), None
             else:
                 key, tr = (name, x[0], trace.SCALAR), None
@@ -495,7 +498,7 @@ def _record(name: str, args: tuple) -> Array | None:
             tr = (0, x[1] + y[1], scalars, len(scalars), x[4])
     _eager_op()
     a = _new_array(Array)
-    a._tr = (pid, tr[1], tr[2], tr[3], tr[4], ext)
+    a._tr = (pid, tr[1], tr[2], tr[3], tr[4] if shape is None else shape, ext)
     a._val = a._st = a._proxy = a._base = None
     a._chain = ()
     return a
@@ -535,10 +538,11 @@ def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | Non
     return a
 
 
-def record_sum(a: Array) -> Array | None:
-    """`np.sum(a)` over every axis on the trace tier, `a` a large float64 trace or leaf (its
-    structure, with the sum, is replayed as one reduction fusion: trace_tier.force_large);
-    None when `a` is neither."""
+def record_reduce(a: Array, name: str, axis, keepdims) -> Array | None:
+    """`np.sum` / `np.max` / `np.min` of `a` (`name`: the ufunc's name) over `axis` on the
+    trace tier, `a` a large float64 trace or leaf (the structure, with its reductions, is
+    replayed as its evaluation's kernels: trace_tier.force_large); None when `a` is neither,
+    or when NumPy would raise (a maximum of nothing: the lazy tier raises it, now)."""
     tr = a._tr
     if tr is None:  # (a tiny buffer is not looked at: `_trace_input` would make it a leaf)
         st = a._st
@@ -551,17 +555,37 @@ def record_sum(a: Array) -> Array | None:
     if ext is _NO_TRACE:
         return None
     x = _trace_input(a, ext)
-    if x is None or x[1][0].size < TINY or x[4] == ():
+    if x is None or x[1][0].size < TINY or trace._KINDS[x[0]]:
         return None
-    pid = trace.program_id(("sum", x[0]))
+    shape = x[4]
+    if not shape and axis in (0, -1, (0,), (-1,)):
+        axis = None  # NumPy: ufunc reductions of a 0-d array accept axis 0 and -1
+    axes = tuple(sorted(build.normalize_axes(axis, len(shape))))  # (NumPy's errors, now)
+    if not axes or name != "add" and any(shape[i] == 0 for i in axes):
+        return None
+    keepdims = bool(keepdims)
+    pid = trace.program_id((("reduce", name, axes, keepdims), x[0]))
     if pid is None:
         return None
     _eager_op()
     a = _new_array(Array)
-    a._tr = (pid, x[1], x[2], x[3], (), ext)
+    a._tr = (pid, x[1], x[2], x[3], tuple(1 if i in axes else n for i, n in enumerate(shape))
+             if keepdims else tuple(n for i, n in enumerate(shape) if i not in axes), ext)
     a._val = a._st = a._proxy = a._base = None
     a._chain = ()
     return a
+
+
+def _large_broadcast(x: tuple, y: tuple) -> tuple | None:
+    """The broadcast shape of two large traces of different shapes (`x - x.max(axis=1,
+    keepdims=True)`); None when either is tiny (a tiny trace's leaves are flat) or the shapes
+    do not broadcast (the lazy tier raises NumPy's error)."""
+    if x[1][0].size < TINY or y[1][0].size < TINY:
+        return None
+    try:
+        return np.broadcast_shapes(x[4], y[4])
+    except ValueError:
+        return None
 
 
 _WHERE_OF: dict[tuple, int] = {}  # (condition, x, y program ids) -> that of where(...)

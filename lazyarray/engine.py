@@ -27,7 +27,7 @@ from lazyarray.ir.text import print_module
 from lazyarray.passes import DEVICE_PIPELINE, PIPELINE, run_pipeline
 from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime import pool
-from lazyarray.runtime.executor import KernelRecord, Trace, execute, run_fusion, whole_owner
+from lazyarray.runtime.executor import KernelRecord, Trace, execute, whole_owner
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
 _plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
@@ -127,11 +127,12 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
                 fpstate.emit(rec, forcing_frame())
 
 
-def replay(ins, operands: list, report: Report, attach) -> None:
-    """Run the loop fusion `ins` of an earlier evaluation (`report`'s) on new operands of the
-    same layouts: a large trace's value (trace_tier.force_large), what `materialize` would
-    compute for the same graph, with the same warnings at the user's line, without building
-    the graph. `attach(node)` receives the computed buffer node before warnings are issued."""
+def replay(module: Module, args: list, report: Report, attach) -> None:
+    """Run the optimized `module` of an earlier evaluation (`report`'s) on new arguments of
+    the same shapes: a large trace's value (trace_tier.force_large), what `materialize` would
+    compute for the same graph, with the same warnings at the user's line, without building,
+    lowering or optimizing the graph (as a `jit` replay). `attach(node)` receives the computed
+    buffer node before warnings are issued."""
     global _last
     with fpstate.recording() as rec:
         try:
@@ -139,7 +140,7 @@ def replay(ins, operands: list, report: Report, attach) -> None:
                 stats.bump("materializations")
                 t0 = time.perf_counter()
                 trace = Trace()
-                attach(buffer(run_fusion(ins, operands, trace, False)[0]))
+                attach(buffer(np.asarray(execute(module, args, trace)[0])))
                 _last = Report(report.before, report.after, trace.kernels, planned=False,
                                seconds=time.perf_counter() - t0, site=forcing_site())
         finally:

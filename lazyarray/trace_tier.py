@@ -106,10 +106,8 @@ def _kind(key: tuple) -> int | None:
     does not record it (it then runs on the eager tier, which computes the operands)."""
     op, *operands = key
     kinds = [_KINDS[o] for o in operands]
-    if type(op) is tuple:  # ("view", slicing key) of a large leaf (see `view_id`)
-        return 0 if not kinds[0] else None
-    if op == "sum":  # np.sum(x) of a large float64 trace or leaf (array.record_sum)
-        return 0 if operands[0] != SCALAR and not kinds[0] else None
+    if type(op) is tuple:  # ("view", key) or ("reduce", ufunc name, axes, keepdims): large
+        return 0 if operands[0] != SCALAR and not kinds[0] else None  # traces only
     if op in FLOAT_OPS:
         return 0 if not any(kinds) else None
     if op in COMPARISONS:
@@ -203,7 +201,7 @@ class Program:
         self.kernel = self.sum_kernel = None
         self.run = self.run_recorded = self.source = None
         # views and sums are recorded on large traces only, which the lazy tier computes
-        self.large = any(type(op) is tuple or op == "sum" for op, _ in self.steps)
+        self.large = any(type(op) is tuple for op, _ in self.steps)
         if not self.large:
             self.run, self.run_recorded = self._numpy_runners()
             self.source = self._kernel_source()
@@ -485,9 +483,8 @@ def _lift(tr: tuple):
         args = [values[n] for n in names]
         if op == "where":
             values[f"r{m}"] = build.select(*args, _F8)
-        elif op == "sum":  # over every axis, as np.sum(x) of float64
-            values[f"r{m}"] = build.reduce(args[0], "add", tuple(range(len(args[0].shape))),
-                                           False)
+        elif type(op) is tuple and op[0] == "reduce":  # ("reduce", name, axes, keepdims)
+            values[f"r{m}"] = build.reduce(args[0], op[1], op[2], op[3])
         elif type(op) is tuple:
             values[f"r{m}"] = build.getitem(args[0], _view_key(op[1]))
         else:
@@ -509,13 +506,13 @@ def _lift(tr: tuple):
 
 
 class Replay:
-    """A remembered evaluation of a large trace: the fusion, the leaf each of its operands
-    is, and the options and report of the evaluation it was taken from."""
+    """A remembered evaluation of a large trace: the optimized module, the leaf each of its
+    arguments is, and the options and report of the evaluation it was taken from."""
 
-    __slots__ = ("ins", "operands", "opts", "report")
+    __slots__ = ("module", "operands", "opts", "report")
 
-    def __init__(self, ins, operands: tuple, opts, report):
-        self.ins, self.operands, self.opts, self.report = ins, operands, opts, report
+    def __init__(self, module, operands: tuple, opts, report):
+        self.module, self.operands, self.opts, self.report = module, operands, opts, report
 
 
 _REPLAYS: dict[tuple, Replay | None] = {}  # _replay_key -> its replay (None: not replayable)
@@ -539,7 +536,7 @@ def force_large(tr: tuple, attach) -> None:
     if r is not None and ((opts := config.get()) is r.opts or opts == r.opts) \
             and _EXT_GET() is tr[5] and engine.TRACING.get() is None:
         leaves = tr[1]
-        engine.replay(r.ins, [leaves[j] for j in r.operands], r.report, attach)
+        engine.replay(r.module, [leaves[j] for j in r.operands], r.report, attach)
     else:
         _evaluate_large(tr, attach)
 
@@ -562,26 +559,12 @@ def _evaluate_large(tr: tuple, attach) -> None:
     engine.materialize([node])
     if capture:
         report = engine.last_report()
-        fusion = _single_fusion(optimized)
         ok = (report is not None and report.after is optimized and not report.interpreted
-              and fusion is not None and config.get() is opts)
+              and config.get() is opts)
         if ok:
-            params = [optimized.instrs[o].attr("index") for o in fusion.operands]
             index = {id(v): j for j, v in enumerate(values)}
-            operands = tuple(index.get(id(args[k])) for k in params)
+            operands = tuple(index.get(id(a)) for a in args)
             ok = None not in operands
         if len(_REPLAYS) >= MAX_REPLAYS:
             _REPLAYS.clear()
-        _REPLAYS[key] = Replay(fusion, operands, opts, report) if ok else None
-
-
-def _single_fusion(m):
-    """The fusion instruction of `m` when `m` is parameters and one loop or input (reduction)
-    fusion of them whose result is the module's one output, else None."""
-    fusions = [i for i, ins in enumerate(m.instrs) if ins.opcode != "parameter"]
-    if len(fusions) != 1 or m.outputs != (fusions[0],):
-        return None
-    ins = m.instrs[fusions[0]]
-    if ins.opcode != "fusion" or ins.attr("kind") not in ("loop", "input"):
-        return None
-    return ins
+        _REPLAYS[key] = Replay(optimized, operands, opts, report) if ok else None

@@ -260,3 +260,73 @@ def test_sliding_windows_stay_correct_past_the_view_budget(monkeypatch):
         y = x[k + 1000:k + 34000] * 2.0
         assert (y._tr is not None) == (k < 3)
         assert_same(y, X[k + 1000:k + 34000] * 2.0)
+
+
+def softmax(xp, x):
+    e = xp.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def standardize(xp, x):
+    return (x - x.mean(axis=0)) / x.std(axis=0)
+
+
+def layer_norm(xp, x):
+    m = x.mean(axis=-1, keepdims=True)
+    return (x - m) / xp.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
+
+
+@pytest.mark.parametrize("body, kernels", [(softmax, 1), (standardize, 3), (layer_norm, 1)],
+                         ids=["softmax", "standardize", "layer_norm"])
+def test_reductions_and_broadcasting_replay(body, kernels):
+    """Reductions over some axes broadcast back: one trace, then one replayed module (W3's
+    row kernel, W6's column statistics)."""
+    x = la.asarray(G)
+    y = body(la, x)
+    assert y._tr is not None
+    assert la.explain(y).num_kernels == kernels
+    # (x - mean cancels: an absolute tolerance for the summation order, values are O(1))
+    np.testing.assert_allclose(np.asarray(y), body(np, G), rtol=1e-12, atol=1e-12)
+    with no_graph():
+        np.testing.assert_allclose(np.asarray(body(la, x)), body(np, G), rtol=1e-12,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, a: a.sum(axis=(0, 2)), lambda xp, a: a.max(axis=-1, keepdims=True),
+    lambda xp, a: xp.min(a, axis=1), lambda xp, a: a.mean(axis=(-1, 0)),
+    lambda xp, a: a.var(axis=1, ddof=1), lambda xp, a: a.std(keepdims=True),
+    lambda xp, a: a.std(axis=2, ddof=1.5), lambda xp, a: a.mean(axis=0, keepdims=True) - a,
+    lambda xp, a: xp.sum(a[:, 1:] * 2.0, axis=1) / a[:, 0, :].max()])
+def test_reductions_of_large_traces_match_numpy(call):
+    data = rng.uniform(-2, 2, (30, 40, 50))
+    a = la.asarray(data)
+    for _ in range(2):
+        got, want = call(la, a), call(np, data)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+
+
+def test_reduction_and_broadcast_errors_at_the_call():
+    a = la.asarray(np.zeros((0, 40_000)))
+    b = la.asarray(G)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        a.max(axis=0)
+    with pytest.raises(np.exceptions.AxisError):
+        b.sum(axis=2)
+    with pytest.raises(ValueError, match="repeated axis"):
+        b.max(axis=(1, -1))
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        b * 2.0 + la.asarray(np.zeros((230, 210)))
+    assert np.asarray(a.sum(axis=0)).shape == (40_000,)
+
+
+def test_degrees_of_freedom_warn_as_numpy():
+    data = rng.uniform(size=(2, 40_000))
+    a = la.asarray(data)
+    with np.errstate(all="warn"), warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        v = np.asarray(a.var(axis=0, ddof=2))
+        want = np.var(data, axis=0, ddof=2)
+    assert np.isinf(v).all() and np.isinf(want).all()
+    assert got  # NumPy's warning (the lazy tier's path, not the trace's)
