@@ -46,6 +46,7 @@ the summed trace becomes an eager value, as when anything else computes it."""
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import warnings
 
@@ -521,8 +522,11 @@ MAX_REPLAYS = 1024
 
 
 def _replay_key(tr: tuple) -> tuple:
-    """The structure, the scalars and the leaves' shapes (a view or a sum hides them)."""
-    return (tr[0], *tr[2][:tr[3]], *[x.shape for x in tr[1]])
+    """The structure, the scalars and the leaves' shapes (a view or a sum hides them); with
+    the scalars' signs when one is a zero (0.0 == -0.0, but x * -0.0 is not x * 0.0)."""
+    scalars = tr[2][:tr[3]]
+    key = (tr[0], *scalars, *[x.shape for x in tr[1]])
+    return key if 0.0 not in scalars else (*key, *[math.copysign(1.0, s) for s in scalars])
 
 
 def force_large(tr: tuple, attach) -> None:

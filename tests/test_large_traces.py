@@ -330,3 +330,16 @@ def test_degrees_of_freedom_warn_as_numpy():
         want = np.var(data, axis=0, ddof=2)
     assert np.isinf(v).all() and np.isinf(want).all()
     assert got  # NumPy's warning (the lazy tier's path, not the trace's)
+
+
+def test_signed_zero_and_nan_scalars_are_other_programs():
+    """0.0 == -0.0 as dict keys, but x * -0.0 flips signs: a replay is remembered by the
+    scalars' signs too."""
+    data = X - 0.5
+    x = la.asarray(data)
+    for _ in range(2):
+        for c in (0.0, -0.0, np.nan, 2.0):
+            got = np.asarray(x * c - 0.0)
+            want = data * c - 0.0
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
