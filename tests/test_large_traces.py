@@ -343,3 +343,12 @@ def test_signed_zero_and_nan_scalars_are_other_programs():
             want = data * c - 0.0
             np.testing.assert_array_equal(got, want)
             np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_a_tiny_trace_computed_under_a_lower_threshold():
+    small = rng.uniform(size=(20, 30))
+    s = la.asarray(small)
+    for _ in range(3):
+        y = s * 2.0 + 1.0  # recorded tiny (flat leaves), computed by the lazy tier
+        with la.options(eager_threshold=0):
+            assert_same(y, small * 2.0 + 1.0)
