@@ -522,10 +522,14 @@ MAX_REPLAYS = 1024
 
 
 def _replay_key(tr: tuple) -> tuple:
-    """The structure, the scalars and the leaves' shapes (a view or a sum hides them); with
-    the scalars' signs when one is a zero (0.0 == -0.0, but x * -0.0 is not x * 0.0)."""
-    scalars = tr[2][:tr[3]]
-    key = (tr[0], *scalars, *[x.shape for x in tr[1]])
+    """The structure, the scalars, the leaves' shapes (a view or a sum hides them) and which
+    leaves are one array (`x * x` is one parameter, `x * y` two); with the scalars' signs
+    when one is a zero (0.0 == -0.0, but x * -0.0 is not x * 0.0)."""
+    scalars, leaves = tr[2][:tr[3]], tr[1]
+    key = (tr[0], *scalars, *[x.shape for x in leaves])
+    if len(leaves) > 1:
+        ids = [id(x) for x in leaves]
+        key = (*key, *[ids.index(i) for i in ids])
     return key if 0.0 not in scalars else (*key, *[math.copysign(1.0, s) for s in scalars])
 
 
