@@ -147,7 +147,8 @@ def cache_info() -> dict:
     (operations on tiny arrays: run at once, or recorded in a trace), trace_kernel_runs
     (traces computed by their compiled loop, see lazyarray/trace_tier.py), trace_compiles and
     trace_disk_writes (those loops built, and their source files written; apart from
-    compiles and disk_writes, which count the graph's kernels), gathered (dask
+    compiles and disk_writes, which count the graph's kernels), trace_replays (large traces
+    computed by replaying the module of an earlier evaluation, without a graph), gathered (dask
     backend: instructions run gathered in one task), fp_rechecks (fusions or traces re-run on
     NumPy's loops because a kernel met a possible floating-point error while NumPy's error
     state warns)."""

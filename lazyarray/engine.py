@@ -138,6 +138,7 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
         try:
             with _lock:
                 stats.bump("materializations")
+                stats.bump("trace_replays")
                 t0 = time.perf_counter()
                 trace = Trace()
                 attach(buffer(np.asarray(execute(module, args, trace)[0])))

@@ -11,7 +11,7 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "kernels_la
            "jit_traces", "jit_replays", "background_interpreted", "gathered",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",
            "host_fallbacks", "fp_rechecks", "trace_kernel_runs", "trace_compiles",
-           "trace_disk_writes")
+           "trace_disk_writes", "trace_replays")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 # The eager tier counts its operations on a C-level counter: `eager_op()` costs a third of

@@ -58,6 +58,7 @@ def test_recorded_then_replayed(body, data, rtol):
         got = np.asarray(y)  # the replay
     after = la.cache_info()
     assert after["materializations"] == before["materializations"] + 1
+    assert after["trace_replays"] == before["trace_replays"] + 1
     assert after["kernels_launched"] == before["kernels_launched"] + 1
     assert_same(got, body(np, data), rtol)
     report = la.explain()  # the replay's report: one kernel, a hit

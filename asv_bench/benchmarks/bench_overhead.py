@@ -166,3 +166,36 @@ class JitDispatch:
 
     def time_call(self, engine):
         self.fn(self.x, self.y)
+
+
+class LargeTraces:
+    """W8 on 1e5 elements and W7 on 512²: the Python around the kernel. `lazyarray` records
+    them as large traces and replays the first evaluation's module; `lazyarray-eager`
+    (`trace=False`) builds, lowers and plans the graph on every call."""
+
+    params = [["W7", "W8"], ["numpy", "lazyarray", "lazyarray-eager"]]
+    param_names = ["workload", "engine"]
+    timeout = 300
+
+    def setup(self, workload, engine):
+        self.xp = _setup_engine(self, engine)
+        args = data(workload, 512 if workload == "W7" else 100_000)
+        self.args = args if self.xp is np else tuple(self.xp.asarray(a) for a in args)
+        for _ in range(3):
+            run(workload, self.xp, self.args)
+
+    def teardown(self, workload, engine):
+        _teardown_engine(self)
+
+    def time_large_trace(self, workload, engine):
+        run(workload, self.xp, self.args)
+
+    def track_replays_in_10_calls(self, workload, engine):
+        if self.xp is np:
+            return 0
+        before = self.xp.cache_info()["trace_replays"]
+        for _ in range(10):
+            run(workload, self.xp, self.args)
+        return self.xp.cache_info()["trace_replays"] - before
+
+    track_replays_in_10_calls.unit = "replays"
