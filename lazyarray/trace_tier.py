@@ -501,9 +501,9 @@ def _lift(tr: tuple):
 # of a large trace (an operation the tier does not record, a view, a reduction) turns it into
 # the graph it stands for (`graph`), so the lazy tier fuses it with what follows. Its value is
 # computed by the lazy tier too: the first time a structure is evaluated, on its graph; when
-# that evaluation ran one loop fusion whose operands are the trace's leaves, the fusion is
-# remembered per (structure, shape, scalars) and later evaluations replay it on the new leaves
-# (the same kernel, its prepared launch, NumPy's warnings): no graph, no lowering, no plan.
+# that evaluation ran compiled on the trace's leaves, its optimized module is remembered per
+# `_replay_key` and later evaluations replay it on the new leaves (the same kernels, their
+# prepared launches, NumPy's warnings): no graph, no lowering, no plan.
 
 
 class Replay:
@@ -534,10 +534,10 @@ def _replay_key(tr: tuple) -> tuple:
 
 
 def force_large(tr: tuple, attach) -> None:
-    """Compute the large trace `tr` on the lazy tier: by replaying its structure's remembered
-    fusion, or on its graph (remembering the fusion). `attach(node)` receives the node that
-    holds the value before anything can raise (a warning turned into an error leaves the
-    value computed, as on the lazy tier)."""
+    """Compute the large trace `tr` on the lazy tier: by replaying the remembered module of
+    an earlier evaluation, or on its graph (remembering the module). `attach(node)` receives
+    the node that holds the value before anything can raise (a warning turned into an error
+    leaves the value computed, as on the lazy tier)."""
     from lazyarray import config, engine
 
     r = _REPLAYS.get(_replay_key(tr))
