@@ -11,8 +11,8 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _small, _value_array, as_node,
-                             record_reduce, wrap)
+from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _large_leaf_operand, _small,
+                             _value_array, as_node, record_reduce, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
@@ -49,7 +49,7 @@ def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VA
             return _eager(red(v, axis, dtype, None, keepdims) if initial is _NO_VALUE
                           else red(v, axis, dtype, None, keepdims, initial))
         if dtype is None and initial is _NO_VALUE and name in _TRACED and type(a) is Array \
-                and (a._tr is not None or a._st is not None and a._st.node.op == "buffer"):
+                and (a._tr is not None or _large_leaf_operand(a)):
             res = record_reduce(a, name, axis, keepdims)  # a large float64 trace or leaf
             if res is not None:
                 return res
@@ -174,21 +174,19 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
 
 
 def _large_float64(a) -> bool:
-    """Might `a` be a large float64 trace or computed buffer (record_reduce decides)?"""
+    """Might `a` be a large float64 trace or computed buffer of one or more dims
+    (record_reduce decides)?"""
     if type(a) is not Array:
         return False
     tr = a._tr
     if tr is not None:
-        return not trace._KINDS[tr[0]]
-    st = a._st
-    return st is not None and st.node.op == "buffer" and st.node.dtype == _F64
+        return not trace._KINDS[tr[0]] and tr[4] != ()
+    return _large_leaf_operand(a) and a._st.node.dtype == _F64 and a._st.node.shape != ()
 
 
 def _count_of(a: Array, axis) -> int:
     """Elements per result element of a reduction of `a` over `axis` (NumPy's errors)."""
     shape = a.shape
-    if not shape and axis in (0, -1, (0,), (-1,)):
-        axis = None
     return math.prod([shape[x] for x in build.normalize_axes(axis, len(shape))])
 
 

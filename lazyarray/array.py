@@ -558,8 +558,8 @@ def record_reduce(a: Array, name: str, axis, keepdims) -> Array | None:
     if x is None or x[1][0].size < TINY or trace._KINDS[x[0]]:
         return None
     shape = x[4]
-    if not shape and axis in (0, -1, (0,), (-1,)):
-        axis = None  # NumPy: ufunc reductions of a 0-d array accept axis 0 and -1
+    if not shape:  # (0-d: the lazy tier's, which takes axis 0 and -1 as NumPy does)
+        return None
     axes = tuple(sorted(build.normalize_axes(axis, len(shape))))  # (NumPy's errors, now)
     if not axes or name != "add" and any(shape[i] == 0 for i in axes):
         return None

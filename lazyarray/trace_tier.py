@@ -189,7 +189,6 @@ class Program:
         "steps",
         "sum_kernel",
         "sum_runs",
-        "large",
     )
 
     def __init__(self, pid: int):
@@ -201,9 +200,8 @@ class Program:
         self.runs = self.sum_runs = 0
         self.kernel = self.sum_kernel = None
         self.run = self.run_recorded = self.source = None
-        # views and sums are recorded on large traces only, which the lazy tier computes
-        self.large = any(type(op) is tuple for op, _ in self.steps)
-        if not self.large:
+        # views and reductions are recorded on large traces only: the lazy tier computes them
+        if not any(type(op) is tuple for op, _ in self.steps):
             self.run, self.run_recorded = self._numpy_runners()
             self.source = self._kernel_source()
 

@@ -244,8 +244,9 @@ def test_generated_programs_match_numpy(steps, shape, view):
 
     want = program(np, a, b)
     for _ in range(2):
-        np.testing.assert_allclose(np.asarray(program(la, la_a, la_b)), want, rtol=1e-12,
-                                   atol=1e-12)
+        got = np.asarray(program(la, la_a, la_b))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def test_jit_on_large_arrays():
@@ -302,7 +303,8 @@ def test_reductions_and_broadcasting_replay(body, kernels):
     lambda xp, a: xp.min(a, axis=1), lambda xp, a: a.mean(axis=(-1, 0)),
     lambda xp, a: a.var(axis=1, ddof=1), lambda xp, a: a.std(keepdims=True),
     lambda xp, a: a.std(axis=2, ddof=1.5), lambda xp, a: a.mean(axis=0, keepdims=True) - a,
-    lambda xp, a: xp.sum(a[:, 1:] * 2.0, axis=1) / a[:, 0, :].max()])
+    lambda xp, a: xp.sum(a[:, 1:] * 2.0, axis=1) / a[:, 0, :].max(),
+    lambda xp, a: xp.sum(a.sum(), axis=0), lambda xp, a: xp.max(a.max() * 2.0, axis=-1)])
 def test_reductions_of_large_traces_match_numpy(call):
     data = rng.uniform(-2, 2, (30, 40, 50))
     a = la.asarray(data)

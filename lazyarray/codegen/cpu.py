@@ -197,8 +197,7 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
     counts the elements where an output, or a checked float value that may not reach one
     (W8's `x * 2` under `where`), is not finite (`nfo`), and the caller runs the exact checks
     in a second pass when that count is not zero: one compare per checked value instead of
-    the exact check's operand NaN tests (W8's kernel: from 2-13 % behind the hand-written loop
-    to even with it)."""
+    the exact check's operand NaN tests."""
     lines = []
     k = 0
     for p, dims in spec.loads:
