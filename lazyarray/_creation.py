@@ -9,7 +9,8 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import Array, _device_name, as_node
+from lazyarray.array import Array, _device_name, _value_array, as_node
+from lazyarray.config import TINY as _TINY
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
 
@@ -42,7 +43,11 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
             return a.astype(dtype)
         return a
     arr = np.array(a, dtype=dtype, copy=True, order="C")
-    return Array(as_node(arr) if arr.dtype.kind in "biufc" else _unsupported(arr))
+    if arr.dtype.kind not in "biufc":
+        _unsupported(arr)
+    if arr.size < _TINY and arr.size < config.get().eager_limit:
+        return _value_array(arr)  # a tiny value: the eager and trace tiers take it as is
+    return Array(buffer(arr))  # (the copy above is the only one)
 
 
 def _unsupported(arr):

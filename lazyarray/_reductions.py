@@ -11,13 +11,14 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _large_leaf_operand, _small,
-                             _value_array, as_node, record_reduce, wrap)
+from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _large_leaf_operand, _new_array,
+                             _small, _value_array, as_node, record_reduce, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
 
 _NO_VALUE = np._NoValue
+_KINDS, _force_sum, _options = trace._KINDS, trace.force_sum, config._current.get
 
 
 # the eager tier calls the ufunc reduction that NumPy's method runs (numpy/_core/_methods.py),
@@ -121,17 +122,17 @@ def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initia
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
     """Sum of array elements over the given axes (see numpy.sum)."""
-    if type(a) is Array and axis is None and dtype is None and out is None and not keepdims \
-            and initial is _NO_VALUE and where is True:
-        tr = a._tr
-        if tr is not None and len(tr[4]) == 1 and not trace._KINDS[tr[0]] \
-                and tr[1][0].size < config.get().eager_limit:
-            # a pending tiny float64 trace of one dimension: one loop computes it and sums
-            # it, in NumPy's order (trace_tier.force_sum); `a` keeps the values, as when
-            # computed alone
-            values, total = trace.force_sum(tr)
-            a._val, a._tr = values, None
-            return _value_array(total)
+    if type(a) is Array and (tr := a._tr) is not None and axis is None and dtype is None \
+            and out is None and not keepdims and initial is _NO_VALUE and where is True \
+            and len(tr[4]) == 1 and not _KINDS[tr[0]] and tr[1][0].size < _options().eager_limit:
+        # a pending tiny float64 trace of one dimension: one loop computes it and sums it,
+        # in NumPy's order (trace_tier.force_sum); `a` keeps the values, as when computed
+        # alone; the sum is a 0-d eager value (`array._value_array`, inlined)
+        a._val, total = _force_sum(tr)
+        a._tr = None
+        s = _new_array(Array)
+        s._val, s._st, s._chain, s._proxy, s._base, s._tr = total, None, (), None, None, None
+        return s
     return _reduce("add", np.add, a, axis, dtype, keepdims, initial, where, out)
 
 

@@ -142,7 +142,9 @@ class ufunc:
 
     def __call__(self, x=_NOARG, /, *args, **kwargs):
         if type(x) is Array and self._unary and not args and not kwargs:  # f(x): hot path
-            v = x._val  # tiny by construction (see _value_array)
+            v = x._val  # tiny by construction (see _value_array)...
+            if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
+                v = _small(x)
             if self._traced:
                 tr = x._tr
                 if tr is not None and _EXT_GET() is tr[5]:  # a trace goes on
@@ -272,6 +274,7 @@ def _lazy(op: str, args) -> Array:
 
 TINY = config.TINY  # elements: an op on computed inputs this small runs at once (the eager tier)
 _options = config._current.get
+_LOWERED = config.LOWERED  # see config.LOWERED
 
 
 def _tiny_values(args) -> list | None:
@@ -688,7 +691,8 @@ def _value_array(value: np.ndarray) -> Array:
     """An Array holding a fresh value nothing else refers to, without __init__ (the eager
     tier's hot path; see `Array._storage`). Values of TINY elements or more (a broadcast
     of tiny operands) become ordinary graph leaves: `_val` is only ever a tiny value, so
-    operators on it with a scalar need no size check."""
+    operators on it need no size check while no eager_threshold below TINY is in effect
+    (`config.LOWERED`)."""
     if value.size >= TINY:
         return Array(buffer(value))
     a = _new_array(Array)
@@ -742,7 +746,9 @@ def _binary(name: str, py_op, reflected: bool = False):
 
     def method(self, other):
         # the trace and eager tiers, inlined: the hot path of tiny-array code (W9)
-        v = self._val  # tiny by construction (see _value_array)
+        v = self._val  # tiny by construction (see _value_array)...
+        if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
+            v = _small(self)
         if traced:
             tr = self._tr
             if tr is not None:  # a trace goes on
@@ -1145,6 +1151,9 @@ class Array:
         return dask_backend.to_dask(self._node, chunks)
 
     def __array__(self, dtype=None, copy=None):
+        v = self._val
+        if v is not None and type(v) is not _ndarray and dtype is None:
+            return np.array(v)  # a 0-d eager value (a NumPy scalar): see `_value`
         tr = self._tr
         if tr is not None and dtype is None and not copy \
                 and tr[1][0].size < _options().eager_limit:  # a tiny trace (the hot path)
@@ -1795,10 +1804,20 @@ def _pow(self, other):
     """x ** 2 and x ** 0.5 on inexact arrays use square/sqrt, as ndarray.__pow__ does."""
     t = type(other)
     if t is float or t is int:
-        if self._tr is not None and (other == 2 or other == 0.5):  # the trace goes on
-            return _UFUNCS["square" if other == 2 else "sqrt"](self)
+        tr = self._tr
+        if tr is not None and (other == 2 or other == 0.5):  # the trace goes on
+            f = _UFUNCS["square" if other == 2 else "sqrt"]
+            pid = f._after.get(tr[0])  # (ufunc.__call__'s hot path, inlined)
+            if pid is None or _EXT_GET() is not tr[5]:
+                return f(self)
+            _eager_op()
+            a = _new_array(Array)
+            a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
+            a._val = a._st = a._proxy = a._base = None
+            a._chain = ()
+            return a
         v = self._val
-        if v is None:
+        if v is None or _LOWERED[0]:
             v = _small(self)
         if v is not None:  # the eager tier: NumPy's operator, with its own square/sqrt paths
             _eager_op()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import threading
 from dataclasses import dataclass, field, replace
 
 BACKENDS = ("cpu", "numpy", "dask", "cuda")
@@ -81,6 +82,12 @@ def _check(o: Options) -> None:
 
 _current: contextvars.ContextVar[Options] = contextvars.ContextVar("lazyarray_options",
                                                                   default=_from_env())
+# How many option sets with an eager_threshold below TINY are in effect (the environment's,
+# and `options` contexts in any thread). While one is, the operators that take an eager value
+# (an Array's `_val`, smaller than TINY) check its size against the caller's eager_limit;
+# otherwise it is below the limit by construction and they skip the check (array.py).
+LOWERED = [int(_current.get().eager_limit < TINY)]
+_lowered_lock = threading.Lock()
 
 
 def get() -> Options:
@@ -125,8 +132,15 @@ def options(**overrides):
     """
     new = replace(get(), **overrides)
     _check(new)
+    low = new.eager_limit < TINY
+    if low:
+        with _lowered_lock:
+            LOWERED[0] += 1
     token = _current.set(new)
     try:
         yield new
     finally:
         _current.reset(token)
+        if low:
+            with _lowered_lock:
+                LOWERED[0] -= 1

@@ -177,6 +177,7 @@ class Program:
     """One structure, lowered: its NumPy runner, its kernel source, and how often it ran."""
 
     __slots__ = (
+        "dispatchers",
         "dtype",
         "kernel",
         "leaves",
@@ -198,7 +199,8 @@ class Program:
         self._walk(pid)
         self.dtype = dtype(pid)
         self.runs = self.sum_runs = 0
-        self.kernel = self.sum_kernel = None
+        self.kernel = self.sum_kernel = None  # compiled entry points (see `_compile`)
+        self.dispatchers: list = []  # theirs, which own the code they run
         self.run = self.run_recorded = self.source = None
         # views and reductions are recorded on large traces only: the lazy tier computes them
         if not any(type(op) is tuple for op, _ in self.steps):
@@ -254,7 +256,7 @@ class Program:
                 f"s{name[1:]}" if name[0] == "S" else name)
 
         leaves = "".join(f"L{j}, " for j in range(self.leaves))
-        body, checks, big = [], [], []
+        body, checks, nonfinite, big = [], [], [], []
         for m, (op, names) in enumerate(self.steps):
             args = [arg(n) for n in names]
             if op in _SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
@@ -268,6 +270,7 @@ class Program:
             if op not in _FP_QUIET and op not in COMPARISONS and op != "where":
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
                 checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
+                nonfinite.append(_nonfinite(f"r{m}"))
         last = len(self.steps) - 1
         # the scalars are read once, before the loop: read inside it, every element would
         # load them again after its store to `out` (which LLVM cannot prove is elsewhere), and
@@ -278,11 +281,16 @@ class Program:
             reads = []
         else:
             params, reads = "S, ", [f"    s{k} = S[{k}]" for k in range(self.scalars)]
-        lines = [f"def kernel(out, {leaves}{params}n):", "    fpe = 0", *reads,
+        lines = [f"def kernel(out, {leaves}{params}n):", "    fpe = nfo = 0", *reads,
                  "    for i in range(n):",
                  *body, f"        out[i] = r{last}", *big]
-        if checks:
-            lines.append("        fpe += " + " | ".join(f"({c})" for c in checks))
+        if checks:  # the loop counts the elements where a checked value is not finite (one
+            # compare each: the exact check's operand NaN tests cost the loop 60 % at 1e3);
+            # where one is, a second pass counts those where a flag may have been raised
+            lines += ["        nfo += " + " | ".join(nonfinite), "    if nfo:",
+                      "        for i in range(n):",
+                      *["    " + b for b in body],
+                      "            fpe += " + " | ".join(f"({c})" for c in checks)]
         if total:  # NumPy's reduction starts from the identity: 0.0 + (-0.0) is 0.0; NaN
             # stands for "recheck on NumPy" (a float returns faster than a tuple: 0.3 us)
             lines.append("    return 0.0 + _h.pairwise_sum(out, 0, n) if fpe == 0 else np.nan")
@@ -340,10 +348,16 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = F
                                       counter="trace_disk_writes")[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
-        kernel.compile(tuple(numba.typeof(a) for a in (np.empty(n, prog.dtype), *leaves,
-                                                       *_scalar_args(scalars), n)))
+        entry = kernel.compile(tuple(numba.typeof(a) for a in (np.empty(n, prog.dtype), *leaves,
+                                                               *_scalar_args(scalars), n)))
     stats.bump("trace_compiles")
-    return kernel
+    prog.dispatchers.append(kernel)
+    # the compiled function itself, without the dispatcher's typing of each argument (0.17 us
+    # of 0.75 at W2's 1e3 elements). It checks no types: its arguments must be what it was
+    # compiled for, and they are by construction: fresh C-contiguous outputs, leaves that are
+    # flat read-only float64 arrays (`array._trace_input`), float scalars (or one float64
+    # array of them), an int
+    return entry
 
 
 def _scalar_args(scalars) -> tuple:
@@ -356,10 +370,37 @@ def _scalar_args(scalars) -> tuple:
 
 def force(tr: tuple) -> np.ndarray:
     """The value of the trace `tr` (a fresh array of the trace's shape), computed under the
-    NumPy error state it was recorded in."""
-    if _EXT_GET() is tr[5]:  # (the usual case: `_under` without its call)
-        return _force(tr[0], tr[1], tr[2], tr[3], tr[4])
-    return _under(tr[5], _force, tr[0], tr[1], tr[2], tr[3], tr[4])
+    NumPy error state it was recorded in (which only NumPy's calls depend on: the kernel
+    counts the elements to recheck, and those are run on NumPy under that state)."""
+    prog = _PROGRAMS.get(tr[0]) or _program(tr[0])
+    kernel = prog.kernel
+    if kernel is not None:
+        leaves, scalars, shape = tr[1], tr[2], tr[4]
+        if len(scalars) != tr[3]:
+            scalars = scalars[:tr[3]]
+        out = _EMPTY(shape, prog.dtype)
+        flat = out if len(shape) == 1 else out.reshape(-1)
+        _trace_kernel_run()  # counts the run (`_scalar_args`, inlined: the hot path)
+        if not (kernel(flat, *leaves, *scalars, flat.size) if len(scalars) <= SCALAR_ARGS
+                else kernel(flat, *leaves, np.array(scalars, np.float64), flat.size)):
+            return out
+        stats.bump("fp_rechecks")
+    else:
+        _count_run(prog, tr)
+    out = _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]])
+    return out if len(tr[4]) == 1 else out.reshape(tr[4])
+
+
+def _count_run(prog: Program, tr: tuple) -> None:
+    """One more run of `prog` on NumPy: at PROMOTE runs its kernel is built in the
+    background (a short program instead stops starting traces after SHORT_RUNS runs)."""
+    prog.runs += 1
+    if len(prog.steps) < SHORT:
+        if prog.runs == SHORT_RUNS:
+            NO_START.update(prog.starts)
+    elif prog.runs >= PROMOTE:
+        prog.runs = -(1 << 62)  # built once (a failed build is not tried again)
+        background.submit(_build, prog, tr[1], np.array(tr[2][:tr[3]], np.float64))
 
 
 def _under(ext, fn, *args):
@@ -373,50 +414,15 @@ def _under(ext, fn, *args):
         fpstate._EXTOBJ.reset(token)
 
 
-def _force(pid: int, leaves: tuple, scalars: list, n_scalars: int, shape: tuple) -> np.ndarray:
-    prog = _PROGRAMS.get(pid) or _program(pid)
-    if len(scalars) != n_scalars:
-        scalars = scalars[:n_scalars]
-    kernel = prog.kernel
-    if kernel is None:
-        prog.runs += 1
-        if len(prog.steps) < SHORT:
-            if prog.runs == SHORT_RUNS:
-                NO_START.update(prog.starts)
-        elif prog.runs >= PROMOTE:
-            prog.runs = -(1 << 62)  # built once (a failed build is not tried again)
-            background.submit(_build, prog, leaves, np.array(scalars, np.float64))
-    if kernel is not None:
-        out = _EMPTY(shape, prog.dtype)
-        flat = out if len(shape) == 1 else out.reshape(-1)
-        _trace_kernel_run()  # counts the run (`_scalar_args`, inlined: the hot path)
-        if not (kernel(flat, *leaves, *scalars, flat.size) if len(scalars) <= SCALAR_ARGS
-                else kernel(flat, *leaves, np.array(scalars, np.float64), flat.size)):
-            return out
-        stats.bump("fp_rechecks")
-    out = _run_numpy(prog, leaves, scalars)
-    return out if len(shape) == 1 else out.reshape(shape)
-
-
 def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
     """The 1-D trace `tr`'s value and its `np.add.reduce` (what `np.sum` gives, bit for bit),
     from one loop once the program's summing loop is compiled."""
-    if _EXT_GET() is tr[5]:
-        return _force_sum(tr[0], tr[1], tr[2], tr[3])
-    return _under(tr[5], _force_sum, tr[0], tr[1], tr[2], tr[3])
-
-
-def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int):
-    prog = _PROGRAMS.get(pid) or _program(pid)
-    if len(scalars) != n_scalars:
-        scalars = scalars[:n_scalars]
+    prog = _PROGRAMS.get(tr[0]) or _program(tr[0])
     kernel = prog.sum_kernel
-    if kernel is None:
-        prog.sum_runs += 1
-        if prog.sum_runs >= PROMOTE:  # (short programs too: the sum saves a NumPy call)
-            prog.sum_runs = -(1 << 62)
-            background.submit(_build_sum, prog, leaves, np.array(scalars, np.float64))
-    else:
+    if kernel is not None:
+        leaves, scalars = tr[1], tr[2]
+        if len(scalars) != tr[3]:
+            scalars = scalars[:tr[3]]
         out = _EMPTY(leaves[0].size)
         _trace_kernel_run()
         total = kernel(out, *leaves, *scalars, out.size) if len(scalars) <= SCALAR_ARGS \
@@ -424,7 +430,12 @@ def _force_sum(pid: int, leaves: tuple, scalars: list, n_scalars: int):
         if total - total == 0.0:  # finite: no flag in the loop, none the sum could raise
             return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
-    return _run_numpy(prog, leaves, scalars, total=True)
+    else:
+        prog.sum_runs += 1
+        if prog.sum_runs >= PROMOTE:  # (short programs too: the sum saves a NumPy call)
+            prog.sum_runs = -(1 << 62)
+            background.submit(_build_sum, prog, tr[1], np.array(tr[2][:tr[3]], np.float64))
+    return _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]], True)
 
 
 _ADD_REDUCE = np.add.reduce

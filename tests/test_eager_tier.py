@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -124,6 +126,18 @@ def test_eager_tier_off_under_jit_tracing_and_threshold_zero():
         b2 = la.sin(a)
         assert b2._val is None
     np.testing.assert_array_equal(np.asarray(b), np.arange(4.0) * 2)
+    c = a * 3.0
+    np.asarray(c)  # an eager value now: lazy too under a lower threshold
+    e = la.asarray(np.arange(4.0))  # so is a tiny asarray
+    assert c._val is not None and e._val is not None
+    with la.options(eager_threshold=0):
+        for d in (c * 2, c + e, e ** 2, la.sqrt(c), -e, c > 1.0):
+            assert d._val is None and d._tr is None and d._st.node.op != "buffer"
+        with la.options(eager_threshold=8):  # nested, still lower than TINY: 4 elements
+            assert (c * 2)._st is None  # are below it (a trace, no graph node)
+        assert (c * 2)._st is not None
+    assert (c * 2)._tr is not None and sys.modules["lazyarray.config"].LOWERED[0] == 0
+    np.testing.assert_array_equal(np.asarray(c * 2 + a), np.arange(4.0) * 7)
 
 
 def test_a_0d_eager_value_is_handed_out_as_a_fresh_array():
