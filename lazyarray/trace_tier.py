@@ -199,7 +199,7 @@ class Program:
         self._walk(pid)
         self.dtype = dtype(pid)
         self.runs = self.sum_runs = 0
-        self.kernel = self.sum_kernel = None  # compiled entry points (see `_compile`)
+        self.kernel = self.sum_kernel = None  # launchers of compiled loops (`_launcher`)
         self.dispatchers: list = []  # theirs, which own the code they run
         self.run = self.run_recorded = self.source = None
         # views and reductions are recorded on large traces only: the lazy tier computes them
@@ -303,7 +303,6 @@ class Program:
 # calls for float bounds, without its Python wrapper)
 _NUMPY = {"where": np.where, "clip": np._core.umath.clip}
 _PROGRAMS: dict[int, Program] = {}
-_EMPTY = np.empty
 _EXT_GET = fpstate._EXTOBJ.get if fpstate._EXTOBJ is not None else (lambda: None)
 _EXT_SET = fpstate._EXTOBJ.set if fpstate._EXTOBJ is not None else None
 _trace_kernel_run = stats.trace_kernel_run  # counts one run of a trace's kernel
@@ -352,12 +351,33 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = F
                                                                *_scalar_args(scalars), n)))
     stats.bump("trace_compiles")
     prog.dispatchers.append(kernel)
-    # the compiled function itself, without the dispatcher's typing of each argument (0.17 us
-    # of 0.75 at W2's 1e3 elements). It checks no types: its arguments must be what it was
-    # compiled for, and they are by construction: fresh C-contiguous outputs, leaves that are
-    # flat read-only float64 arrays (`array._trace_input`), float scalars (or one float64
-    # array of them), an int
-    return entry
+    return _launcher(prog, entry, total)
+
+
+def _launcher(prog: Program, entry, total: bool):
+    """`launch(tr)` -> (the trace's value, the kernel's result): a function of this program's
+    arity calling the compiled function itself. Without the dispatcher's typing of each
+    argument and a call through `*args` (0.4 of W2's 1.2 us at 1e3 elements). The compiled
+    function checks no types: its arguments must be what it was compiled for, and they are
+    by construction: a fresh C-contiguous output, leaves that are flat read-only float64
+    arrays (`array._trace_input`), float scalars (or one float64 array of them), an int."""
+    args = [f"L[{j}]" for j in range(prog.leaves)]
+    if prog.scalars <= SCALAR_ARGS:  # (a trace's scalars are the first of its list's)
+        args += [f"S[{k}]" for k in range(prog.scalars)]
+    else:
+        args.append(f"array(S[:{prog.scalars}], float64)")
+    if total:  # force_sum: 1-d
+        head = ["    out = empty(L[0].size)", "    flat = out"]
+    else:
+        head = ["    shape = tr[4]", "    out = empty(shape, dtype)",
+                "    flat = out if len(shape) == 1 else out.reshape(-1)"]
+    src = "\n".join(["def launch(tr):", "    L, S = tr[1], tr[2]", *head,
+                     f"    return out, entry(flat, {', '.join(args)}, flat.size)"])
+    namespace = {"entry": entry, "empty": np.empty, "array": np.array, "float64": np.float64,
+                 "dtype": prog.dtype}
+    # generated from counts alone, no user text
+    exec(compile(src, "<lazyarray trace launch>", "exec"), namespace)  # noqa: S102
+    return namespace["launch"]
 
 
 def _scalar_args(scalars) -> tuple:
@@ -373,16 +393,11 @@ def force(tr: tuple) -> np.ndarray:
     NumPy error state it was recorded in (which only NumPy's calls depend on: the kernel
     counts the elements to recheck, and those are run on NumPy under that state)."""
     prog = _PROGRAMS.get(tr[0]) or _program(tr[0])
-    kernel = prog.kernel
-    if kernel is not None:
-        leaves, scalars, shape = tr[1], tr[2], tr[4]
-        if len(scalars) != tr[3]:
-            scalars = scalars[:tr[3]]
-        out = _EMPTY(shape, prog.dtype)
-        flat = out if len(shape) == 1 else out.reshape(-1)
-        _trace_kernel_run()  # counts the run (`_scalar_args`, inlined: the hot path)
-        if not (kernel(flat, *leaves, *scalars, flat.size) if len(scalars) <= SCALAR_ARGS
-                else kernel(flat, *leaves, np.array(scalars, np.float64), flat.size)):
+    launch = prog.kernel
+    if launch is not None:
+        _trace_kernel_run()  # counts the run
+        out, fpe = launch(tr)
+        if not fpe:
             return out
         stats.bump("fp_rechecks")
     else:
@@ -418,15 +433,10 @@ def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
     """The 1-D trace `tr`'s value and its `np.add.reduce` (what `np.sum` gives, bit for bit),
     from one loop once the program's summing loop is compiled."""
     prog = _PROGRAMS.get(tr[0]) or _program(tr[0])
-    kernel = prog.sum_kernel
-    if kernel is not None:
-        leaves, scalars = tr[1], tr[2]
-        if len(scalars) != tr[3]:
-            scalars = scalars[:tr[3]]
-        out = _EMPTY(leaves[0].size)
+    launch = prog.sum_kernel
+    if launch is not None:
         _trace_kernel_run()
-        total = kernel(out, *leaves, *scalars, out.size) if len(scalars) <= SCALAR_ARGS \
-            else kernel(out, *leaves, np.array(scalars, np.float64), out.size)
+        out, total = launch(tr)
         if total - total == 0.0:  # finite: no flag in the loop, none the sum could raise
             return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
