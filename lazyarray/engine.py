@@ -27,7 +27,7 @@ from lazyarray.ir.text import print_module
 from lazyarray.passes import DEVICE_PIPELINE, PIPELINE, run_pipeline
 from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime import pool
-from lazyarray.runtime.executor import KernelRecord, Trace, execute, whole_owner
+from lazyarray.runtime.executor import KernelRecord, Trace, execute, execute_replay, whole_owner
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
 _plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
@@ -134,19 +134,27 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
     lowering or optimizing the graph (as a `jit` replay). `attach(node)` receives the computed
     buffer node before warnings are issued."""
     global _last
-    with fpstate.recording() as rec:
-        try:
-            with _lock:
-                stats.bump("materializations")
-                stats.bump("trace_replays")
-                t0 = time.perf_counter()
-                trace = Trace()
-                attach(buffer(np.asarray(execute(module, args, trace)[0])))
-                _last = Report(report.before, report.after, trace.kernels, planned=False,
-                               seconds=time.perf_counter() - t0, site=forcing_site())
-        finally:
-            if rec is not None and rec.messages:
-                fpstate.emit(rec, forcing_frame())
+    warn = fpstate._warn_state()[1]  # (fpstate.recording, inlined: this is the hot path)
+    rec = token = None
+    if warn:
+        rec = fpstate.Recorder(warn)
+        token = fpstate._current.set(rec)
+    try:
+        with _lock:
+            stats.bump("materializations")
+            stats.bump("trace_replays")
+            t0 = time.perf_counter()
+            trace = Trace()
+            attach(buffer(execute_replay(module, args, trace)))
+            _last = Report(report.before, report.after, trace.kernels, planned=False,
+                           seconds=time.perf_counter() - t0, site=forcing_site())
+    finally:
+        if rec is not None:
+            try:
+                if rec.messages:
+                    fpstate.emit(rec, forcing_frame())
+            finally:
+                fpstate._current.reset(token)
 
 
 def _materialize(nodes: list[Node], host: bool) -> None:
