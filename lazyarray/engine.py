@@ -141,8 +141,8 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
         token = fpstate._current.set(rec)
     try:
         with _lock:
-            stats.bump("materializations")
-            stats.bump("trace_replays")
+            stats.materialization()
+            stats.trace_replay()
             t0 = time.perf_counter()
             trace = Trace()
             attach(buffer(execute_replay(module, args, trace)))

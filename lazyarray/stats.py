@@ -14,41 +14,46 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "kernels_la
            "trace_disk_writes", "trace_replays")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
-# The eager tier counts its operations on a C-level counter: `eager_op()` costs a third of
-# a dictionary increment, which is a tenth of what a tiny operation costs (W9).
-_eager = itertools.count()
-eager_op = _eager.__next__
-_eager_base = 0
-_trace_runs = itertools.count()  # so are the runs of trace kernels (`trace_kernel_runs`)
-trace_kernel_run = _trace_runs.__next__
-_trace_base = 0
+# The counters of hot paths are C-level counters: `eager_op()` costs a third of a locked
+# dictionary increment, which is a tenth of what a tiny operation costs (W9); a replay of a
+# large trace bumps four of them.
+_FAST = ("eager_ops", "trace_kernel_runs", "hits", "kernels_launched", "materializations",
+         "trace_replays")
+_fast = {name: itertools.count() for name in _FAST}
+_base = dict.fromkeys(_FAST, 0)  # each counter's value at the last reset
+eager_op = _fast["eager_ops"].__next__  # counts one eager-tier operation
+trace_kernel_run = _fast["trace_kernel_runs"].__next__  # one run of a trace's kernel
+hit = _fast["hits"].__next__
+kernel_launched = _fast["kernels_launched"].__next__
+materialization = _fast["materializations"].__next__
+trace_replay = _fast["trace_replays"].__next__
 
 
 def _count(counter) -> int:
     return int(repr(counter)[6:-1])  # repr is 'count(N)': N is the next value, unconsumed
 
 
-def _eager_count() -> int:
-    return _count(_eager)
-
-
 def bump(name: str, n: int = 1) -> None:
+    fast = _fast.get(name)
+    if fast is not None:
+        for _ in range(n):
+            next(fast)
+        return
     with _lock:
         counters[name] += n
 
 
 def reset() -> None:
-    global _eager_base, _trace_base
     with _lock:
         for k in counters:
             counters[k] = 0
-        _eager_base = _eager_count()
-        _trace_base = _count(_trace_runs)
+        for name, c in _fast.items():
+            _base[name] = _count(c)
 
 
 def snapshot() -> dict[str, int]:
     with _lock:
         out = dict(counters)
-    out["eager_ops"] += _eager_count() - _eager_base
-    out["trace_kernel_runs"] += _count(_trace_runs) - _trace_base
+        for name, c in _fast.items():
+            out[name] += _count(c) - _base[name]
     return out

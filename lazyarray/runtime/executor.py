@@ -356,14 +356,14 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
                               p.entry)
         trace.kernels.append(record)
         t0 = time.perf_counter()
-    stats.bump("hits")
+    stats.hit()
     kernel = p.kernel
     before = len(kernel.overloads)
     try:
         flagged = kernel(*args)  # the specialization the first launch built (layouts match)
         if len(kernel.overloads) != before:  # another one (a read-only flag differs, ...)
             stats.bump("compiles")
-        stats.bump("kernels_launched")
+        stats.kernel_launched()
     except Exception as exc:
         value_error = _value_error(exc)
         if value_error is not None:
