@@ -26,8 +26,9 @@ from lazyarray.runtime.layout import Spec
 # 11: exact checks of values that reach an output in a second pass, only when one is not finite;
 # 12: unsigned lane indices; 13: BLOCK lanes in reductions with vector math; 14: checks
 # moved down chains of one-operand ops; 15: row lanes in column reductions; 16: trace-tier
-# sums; 17: row fusion kernels
-CODEGEN_VERSION = 18
+# sums; 17: row fusion kernels; 18: non-finite counts of values that may not reach an
+# output; 19: reduction kernels check float values for not finite only (`_body`'s `loose`)
+CODEGEN_VERSION = 19
 
 
 class Unsupported(Exception):
@@ -186,7 +187,8 @@ def _scalar_loads(spec: Spec) -> list[str]:
 def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
           only: set[int] | None = None, fast: bool = False,
           subst: dict[int, str] | None = None, checks: bool = True,
-          aliases: dict[int, str] | None = None, split: bool = False) -> list[str]:
+          aliases: dict[int, str] | None = None, split: bool = False,
+          loose: bool = False) -> list[str]:
     """Loads and elementwise instructions (those in `only`, when given; `subst` replaces an
     instruction's expression, `fast` picks the `_SLOW_PATH` forms, `aliases` names values an
     earlier pass computed), and with `checks` the floating-point checks (`fpf |= ...`).
@@ -197,7 +199,10 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
     counts the elements where an output, or a checked float value that may not reach one
     (W8's `x * 2` under `where`), is not finite (`nfo`), and the caller runs the exact checks
     in a second pass when that count is not zero: one compare per checked value instead of
-    the exact check's operand NaN tests."""
+    the exact check's operand NaN tests. With `loose` (reduction kernels), a checked float
+    value counts wherever it is not finite, NaN operands or not: a larger superset, which
+    the interpreter then settles (`executor._report`), as it does for a sum that is not
+    finite; the operand tests cost W4's kernel 7%."""
     lines = []
     k = 0
     for p, dims in spec.loads:
@@ -235,6 +240,8 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
             continue
         if split and exact and comp.instrs[i].dtype.kind in "fc":
             nonfinite.append(_nonfinite(f"x{i}"))  # exact in the second pass, if ever
+        elif loose and exact and comp.instrs[i].dtype.kind in "fc":
+            checks_.append(f"fpf |= {_nonfinite(f'x{i}')}")  # (see `loose` above)
         else:
             checks_.extend(exact)
     conds = [c[len("fpf |= "):] for c in checks_]
@@ -295,7 +302,7 @@ def _slow_path_instrs(comp: Module, spec: Spec, roots, skip: set[int]) -> list[i
 
 
 def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, count: str,
-                  skip: set[int], roots, tail) -> list[str]:
+                  skip: set[int], roots, tail, loose: bool = False) -> list[str]:
     """`for jj in range(count)` over index u{d} = start + jj of dim d: the body, then the
     lines `tail(index names)` (which use `roots`). The index is unsigned: Numba then indexes
     without the negative-index wraparound, which LLVM cannot rule out for `start + jj` and
@@ -314,12 +321,13 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
     tail = tail(idx)
     slow = _slow_path_instrs(comp, spec, roots, skip)
     if not slow:
-        return loop + _indent(_body(comp, spec, idx, skip) + tail, 1)
+        return loop + _indent(_body(comp, spec, idx, skip, loose=loose) + tail, 1)
     args = {i: comp.instrs[i].operands[0] for i in slow}
     main = _ancestors(comp, spec, roots, stop=set(slow))
     rest = loop + _indent(_body(comp, spec, idx, skip, only=main,
                                 subst={i: f"tb{i}[jj]" for i in slow},
-                                aliases={a: f"ta{i}[jj]" for i, a in args.items()}) + tail, 1)
+                                aliases={a: f"ta{i}[jj]" for i, a in args.items()},
+                                loose=loose) + tail, 1)
     if not any(set(slow) & _ancestors(comp, spec, [a]) for a in args.values()):
         # not nested: the arguments into buffers `ta<i>` first, then the math over those
         # contiguous buffers, which vectorizes whatever the strides of the inputs (LLVM
@@ -644,7 +652,8 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         rdef = REDUCTIONS[rins.attr("to_apply")]
         acc_t.append(np_type(acc_dtype(rdef.name, rins.dtype)))
         combine.append(rdef.combine)
-    body = _body(comp, spec, idx, epi)
+    body = _body(comp, spec, idx, epi, loose=True)
+
     def stepped(lane: str) -> list[str]:
         return [f"acc{k}{lane} = {acc_t[k]}("
                 f"{combine[k].format(f'acc{k}{lane}', f'x{comp.instrs[r].operands[0]}')})"
@@ -695,8 +704,10 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         out += _block_buffers(comp, spec, roots, epi)
         out.append(f"qt = {lo} + ({hi} - ({lo})) // {BLOCK} * {BLOCK}")
         out.append(f"for qb in range({lo}, qt, {BLOCK}):")
-        out += _indent(_vector_block(comp, spec, idx, d, "qb", str(BLOCK), epi, roots, into), 1)
-        out += _vector_block(comp, spec, idx, d, "qt", f"{hi} - qt", epi, roots, into)
+        out += _indent(_vector_block(comp, spec, idx, d, "qb", str(BLOCK), epi, roots, into,
+                                     loose=True), 1)
+        out += _vector_block(comp, spec, idx, d, "qt", f"{hi} - qt", epi, roots, into,
+                             loose=True)
         out += [f"w = {BLOCK // 2}", "while w:", "    for jj in range(w):"]
         out += [f"        accb{k}[jj] = {acc_t[k]}("
                 f"{combine[k].format(f'accb{k}[jj]', f'accb{k}[jj + w]')})" for k in ks]
