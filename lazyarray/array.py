@@ -1799,6 +1799,17 @@ Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = _matmul, _rmatmul, _ima
 Array.dot = _dot
 
 
+def _extended(pid: int, tr: tuple) -> Array:
+    """A new Array holding the trace `tr` extended by one operation without scalars: the
+    program `pid`."""
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = (pid, *tr[1:])
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
 def _pow(self, other):
     """x ** 2 and x ** 0.5 on inexact arrays use square/sqrt, as ndarray.__pow__ does."""
     t = type(other)
@@ -1806,15 +1817,8 @@ def _pow(self, other):
         tr = self._tr
         if tr is not None and (other == 2 or other == 0.5):  # the trace goes on
             f = _UFUNCS["square" if other == 2 else "sqrt"]
-            pid = f._after.get(tr[0])  # (ufunc.__call__'s hot path, inlined)
-            if pid is None or _EXT_GET() is not tr[5]:
-                return f(self)
-            _eager_op()
-            a = _new_array(Array)
-            a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
-            a._val = a._st = a._proxy = a._base = None
-            a._chain = ()
-            return a
+            pid = f._after.get(tr[0])  # (ufunc.__call__'s hot path, without its checks)
+            return f(self) if pid is None or _EXT_GET() is not tr[5] else _extended(pid, tr)
         v = self._val
         if v is None or _LOWERED[0]:
             v = _small(self)
