@@ -12,7 +12,7 @@ import numpy as np
 from lazyarray import config
 from lazyarray import trace_tier as trace
 from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _large_leaf_operand, _new_array,
-                             _small, _value_array, as_node, record_reduce, wrap)
+                             _small, as_node, record_reduce, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
