@@ -185,17 +185,11 @@ def _large_float64(a) -> bool:
     return _large_leaf_operand(a) and a._st.node.dtype == _F64 and a._st.node.shape != ()
 
 
-def _count_of(a: Array, axis) -> int:
-    """Elements per result element of a reduction of `a` over `axis` (NumPy's errors)."""
-    shape = a.shape
-    return math.prod([shape[x] for x in build.normalize_axes(axis, len(shape))])
-
-
 def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
     """`var` of a large float64 trace or leaf on the trace tier, in NumPy's steps (the mean
     kept as dims, `x - mean`, `x * x`, its sum, the division by n - ddof); None when a step
     does not record, or when n - ddof <= 0 (NumPy's warning: the lazy tier's)."""
-    n = _count_of(a, axis)
+    n = _count(a, axis)
     if n - ddof <= 0:
         return None
     total = record_reduce(a, "add", axis, True)
@@ -208,9 +202,11 @@ def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
     return None if squares is None else squares / float(n - ddof)
 
 
-def _count(node: Node, axis) -> int:
-    axes = build.normalize_axes(axis, len(node.shape))
-    return math.prod([node.shape[x] for x in axes])
+def _count(a, axis) -> int:
+    """Elements per result element of a reduction of `a` (a Node or an Array: only its shape
+    is read) over `axis` (NumPy's errors)."""
+    shape = a.shape
+    return math.prod([shape[x] for x in build.normalize_axes(axis, len(shape))])
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
@@ -226,7 +222,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if v is not None:  # the eager tier
             return _eager(v.mean(axis=axis, dtype=dtype, keepdims=keepdims))  # as np.mean
         if dtype is None and _large_float64(a):  # NumPy's sum, then true_divide by the count
-            n = _count_of(a, axis)
+            n = _count(a, axis)
             total = record_reduce(a, "add", axis, keepdims) if n else None
             if total is not None:
                 return total / float(n)
