@@ -12,7 +12,7 @@ import numpy as np
 from lazyarray import config
 from lazyarray import trace_tier as trace
 from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _large_leaf_operand, _new_array,
-                             _small, as_node, record_reduce, wrap)
+                             _small, as_node, record_reduce, record_total, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
@@ -124,15 +124,19 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
     """Sum of array elements over the given axes (see numpy.sum)."""
     if type(a) is Array and (tr := a._tr) is not None and axis is None and dtype is None \
             and out is None and not keepdims and initial is _NO_VALUE and where is True \
-            and len(tr[4]) == 1 and not _KINDS[tr[0]] and tr[1][0].size < _options().eager_limit:
-        # a pending tiny float64 trace of one dimension: one loop computes it and sums it,
-        # in NumPy's order (trace_tier.force_sum); `a` keeps the values, as when computed
-        # alone; the sum is a 0-d eager value (`array._value_array`, inlined)
-        a._val, total = _force_sum(tr)
-        a._tr = None
-        s = _new_array(Array)
-        s._val, s._st, s._chain, s._proxy, s._base, s._tr = total, None, (), None, None, None
-        return s
+            and not _KINDS[tr[0]]:
+        if len(tr[4]) == 1 and tr[1][0].size < _options().eager_limit:
+            # a pending tiny float64 trace of one dimension: one loop computes it and sums
+            # it, in NumPy's order (trace_tier.force_sum); `a` keeps the values, as when
+            # computed alone; the sum is a 0-d eager value (`array._value_array`, inlined)
+            a._val, total = _force_sum(tr)
+            a._tr = None
+            s = _new_array(Array)
+            s._val, s._st, s._chain, s._proxy, s._base, s._tr = total, None, (), None, None, None
+            return s
+        s = record_total(a)  # a large trace: the sum goes on it (W2)
+        if s is not None:
+            return s
     return _reduce("add", np.add, a, axis, dtype, keepdims, initial, where, out)
 
 

@@ -264,7 +264,7 @@ def _lazy(op: str, args) -> Array:
     if node.depth > MAX_DEPTH and not node.realized:
         engine.materialize([node])  # cut long pending graphs: bounded memory, cached kernels
     st = _new_storage(Storage)
-    st.node, st._fake = node, None
+    st.node, st._fake, st.leaf_trace = node, None, None
     a = _new_array(Array)
     a._st = st
     a._val = a._proxy = a._base = a._tr = None
@@ -352,6 +352,7 @@ def _small_view(a: Array) -> np.ndarray | None:
 
 
 _GETITEM = build.getitem
+_IS_SLICE = slice.__instancecheck__  # isinstance(k, slice), without a generator's frame
 _eager_op = stats.eager_op  # counts one eager-tier operation
 
 # ---- the trace tier (trace_tier.py): recording ----------------------------------------------
@@ -376,6 +377,10 @@ def _trace_input(a, ext) -> tuple | None:
     if v is None:
         if a._chain:
             return _large_leaf(a, ext)
+        st = a._st
+        if st is not None and (memo := st.leaf_trace) is not None and memo[0] is st.node \
+                and memo[1] is ext and _JIT_TRACING() is None:
+            return memo[2]  # (a large leaf seen before: `_large_leaf`)
         v = _small(a)
         if v is None:
             return _large_leaf(a, ext)
@@ -402,9 +407,10 @@ _JIT_TRACING = engine.TRACING.get
 def _large_leaf(a, ext) -> tuple | None:
     """A trace of one leaf for `a` when it is a computed float64 array of one or more dims
     and at least TINY elements, whole or a slicing view of one (a large trace: see
-    trace_tier.force_large), else None. Not memoized: the memo would keep large arrays alive.
-    The trace's view of the buffer counts as a reference to it, so a later write into `a`
-    never goes into this memory (engine._sole_buffers)."""
+    trace_tier.force_large), else None. A whole array's is memoized on its storage, per
+    version (node) and error state (`_trace_input` reads the memo). The trace's view of the
+    buffer counts as a reference to it, so a later write into `a` never goes into this
+    memory (engine._sole_buffers)."""
     st = a._st
     if st is None or _JIT_TRACING() is not None:  # (a jit trace's inputs stay its parameters)
         return None
@@ -416,7 +422,9 @@ def _large_leaf(a, ext) -> tuple | None:
     if v.flags.writeable:
         v.setflags(write=False)
     if not a._chain:  # (whole, not flat as a tiny leaf: a view or a sum may read it)
-        return (trace.LEAF, (v,), [], 0, v.shape, ext) if v.ndim else None
+        tr = (trace.LEAF, (v,), [], 0, v.shape, ext) if v.ndim else None
+        st.leaf_trace = (node, ext, tr)  # (the storage holds the node already)
+        return tr
     pid, view = trace.LEAF, v
     for fn, args in a._chain:  # slicing views: part of the program (trace_tier.view_id)
         if fn is not _GETITEM:
@@ -579,6 +587,30 @@ def record_reduce(a: Array, name: str, axis, keepdims) -> Array | None:
     return a
 
 
+def record_total(a: Array) -> Array | None:
+    """`np.sum(a)` over every axis of `a`, a pending large float64 trace: `record_reduce`'s
+    trace, its program id memoized per structure (the Python of a large call costs its
+    time with the caches cold); None when `record_reduce` should decide."""
+    tr = a._tr
+    key = (tr[0], len(tr[4]))  # (a program id names a structure of any rank)
+    pid = _TOTALS.get(key)
+    if pid is None or tr[5] is not _EXT_GET() or tr[1][0].size < TINY \
+            or not (opts := _options()).trace or opts.backend != "cpu":
+        s = record_reduce(a, "add", None, False)
+        if s is not None and len(_TOTALS) < 4096:
+            _TOTALS[key] = s._tr[0]
+        return s
+    _eager_op()
+    s = _new_array(Array)
+    s._tr = (pid, tr[1], tr[2], tr[3], (), tr[5])
+    s._val = s._st = s._proxy = s._base = None
+    s._chain = ()
+    return s
+
+
+_TOTALS: dict[tuple, int] = {}  # (program id, rank) -> that of its sum over every axis
+
+
 def _large_broadcast(x: tuple, y: tuple) -> tuple | None:
     """The broadcast shape of two large traces of different shapes (`x - x.max(axis=1,
     keepdims=True)`); None when either is tiny (a tiny trace's leaves are flat) or the shapes
@@ -640,6 +672,42 @@ def record_where(c: Array, x, y) -> Array | None:
     _eager_op()
     a = _new_array(Array)
     a._tr = (pid, leaves, scalars, len(scalars), shape, ext)
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
+def _large_start(memo: tuple, other, reflected: bool, pids: list, pid_of) -> Array | None:
+    """`self op other` as a new large trace, for `self` whose storage's memo is `memo`
+    (`_large_leaf`) and `other` a scalar or an Array whose storage has a memo too: a new
+    Array, or None for `_record` to decide (`pids[k] or pid_of(k)`: the program id of
+    `self op scalar` (k = 0) or `self op other` (k = 1), None until interned)."""
+    ext, leaf = memo[1], memo[2]
+    t = type(other)
+    if leaf is None or ext is not _EXT_GET() or _JIT_TRACING() is not None \
+            or not (opts := _options()).trace or opts.backend != "cpu":
+        return None
+    if t is float or t is int and -_EXACT <= other <= _EXACT:
+        pid = pids[0] or pid_of(0)
+        if pid is None:
+            return None
+        tr = (pid, leaf[1], [other if t is float else float(other)], 1, leaf[4], ext)
+    elif t is Array:
+        st = other._st
+        omemo = None if st is None or other._chain or other._tr is not None else st.leaf_trace
+        if omemo is None or omemo[0] is not st.node or omemo[1] is not ext \
+                or omemo[2] is None or omemo[2][4] != leaf[4]:
+            return None
+        pid = pids[1] or pid_of(1)
+        if pid is None:
+            return None
+        leaves = omemo[2][1] + leaf[1] if reflected else leaf[1] + omemo[2][1]
+        tr = (pid, leaves, [], 0, leaf[4], ext)
+    else:
+        return None
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = tr
     a._val = a._st = a._proxy = a._base = None
     a._chain = ()
     return a
@@ -783,6 +851,16 @@ def _binary(name: str, py_op, reflected: bool = False):
                     return a
             else:
                 if v is None:
+                    st = self._st
+                    if st is not None and (memo := st.leaf_trace) is not None \
+                            and memo[0] is st.node and not self._chain:
+                        # a large leaf seen before (`_large_leaf`): a large trace starts
+                        # here (`_record` with a scalar or another such leaf, inlined)
+                        a = _large_start(memo, other, reflected, start_ids, start_id)
+                        if a is None:
+                            a = _record(name, (other, self) if reflected else (self, other))
+                        if a is not None:
+                            return a
                     v = _small(self)
                 t = type(other)
                 if t is Array and other._tr is not None or type(v) is _ndarray and (
@@ -1218,9 +1296,22 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         t = type(key)
-        if t is slice or t is tuple and key and all(type(k) is slice for k in key):  # a view
-            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)
-            return self._view(build.getitem, (key,), self._layout()[key], checked=True)
+        if t is slice or t is tuple and key and all(map(_IS_SLICE, key)):  # a view: `_view`,
+            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)  # inlined (W7's five)
+            st = self._st
+            if st is None:
+                st = self._storage
+            proxy = self._proxy
+            if proxy is None:
+                proxy = st._fake
+                if proxy is None:
+                    proxy = st.fake()
+            proxy = proxy[key]  # (NumPy checks the key)
+            v = _new_array(Array)
+            v._st, v._chain, v._proxy = st, (*self._chain, (_GETITEM, (key,))), proxy
+            v._base = self if self._base is None else self._base
+            v._val = v._vnode = v._tr = None
+            return v
         if t is int or t is tuple:  # one element of a tiny computed array: the eager tier
             v = self._val
             if v is None:
@@ -1337,6 +1428,7 @@ class Array:
         tracing = engine.TRACING.get()
         if tracing is not None:  # jit: a write must stay inside the traced function
             tracing.written.append(weakref.ref(storage))
+        storage.leaf_trace = None  # (it refers to the old version's buffer)
         if target.shape == base.shape and offset == 0 and target.strides == storage.fake().strides:
             storage.node = value  # the whole base, in order: the new value is the new version
             return
@@ -1374,6 +1466,7 @@ class Array:
             raise ValueError("assignment destination is read-only")
         storage = self._storage
         engine.materialize([storage.node])
+        storage.leaf_trace = None  # (before counting the references to its buffer)
         node = storage.node
         new = node.value
         # In place when the old version is dead: only this storage refers to its node (no

@@ -22,11 +22,12 @@ from lazyarray.graph.node import Node
 
 
 class Storage:
-    __slots__ = ("__weakref__", "_fake", "node")
+    __slots__ = ("__weakref__", "_fake", "leaf_trace", "node")
 
     def __init__(self, node: Node):
         self.node = node
         self._fake = None
+        self.leaf_trace = None  # (node, error state, its large leaf trace): array._large_leaf
 
     def fake(self) -> np.ndarray:
         """The base's proxy: C-ordered strides over a one-element buffer."""

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 import threading
 import warnings
 
@@ -54,6 +55,7 @@ import numpy as np
 
 from lazyarray import stats
 from lazyarray.config import TINY
+from lazyarray.config import get as _config_get
 from lazyarray.runtime import background
 from lazyarray.ir import fpstate
 from lazyarray.ops.table import OPS
@@ -133,8 +135,10 @@ def view_id(pid: int, key: tuple) -> int | None:
     """The id of the slicing view `operand[key]` (ints, slices, None, Ellipsis) of the
     program `pid`: large traces only (a slice of a large computed array, `A[1:-1, :-2]`), so
     that the view is part of the structure a replay is remembered by."""
-    hkey = ("view", tuple((0, k.start, k.stop, k.step) if type(k) is slice else (1, k)
-                          for k in key))
+    parts = []  # (a loop, not a generator: one frame less per view on the hot path)
+    for k in key:
+        parts.append((0, k.start, k.stop, k.step) if type(k) is slice else (1, k))
+    hkey = ("view", tuple(parts))
     key = (hkey, pid)
     pid = _KEYS.get(key)
     if pid is None and len(_VIEWS) < MAX_VIEWS:  # (a sliding window makes a view per step:
@@ -545,11 +549,14 @@ def _replay_key(tr: tuple) -> tuple:
     leaves are one array (`x * x` is one parameter, `x * y` two); with the scalars' signs
     when one is a zero (0.0 == -0.0, but x * -0.0 is not x * 0.0)."""
     scalars, leaves = tr[2][:tr[3]], tr[1]
-    key = (tr[0], *scalars, *[x.shape for x in leaves])
-    if len(leaves) > 1:
-        ids = [id(x) for x in leaves]
-        key = (*key, *[ids.index(i) for i in ids])
+    key = (tr[0], *scalars, *map(_SHAPE, leaves))  # (map: no comprehension frames, cheaper
+    if len(leaves) > 1:  # with the caches cold)
+        ids = list(map(id, leaves))
+        key = (*key, *map(ids.index, ids))
     return key if 0.0 not in scalars else (*key, *[math.copysign(1.0, s) for s in scalars])
+
+
+_SHAPE = operator.attrgetter("shape")
 
 
 def force_large(tr: tuple, attach) -> None:
@@ -557,15 +564,27 @@ def force_large(tr: tuple, attach) -> None:
     an earlier evaluation, or on its graph (remembering the module). `attach(node)` receives
     the node that holds the value before anything can raise (a warning turned into an error
     leaves the value computed, as on the lazy tier)."""
-    from lazyarray import config, engine
-
+    if _replay is None:
+        _bind_engine()
     r = _REPLAYS.get(_replay_key(tr))
-    if r is not None and ((opts := config.get()) is r.opts or opts == r.opts) \
-            and _EXT_GET() is tr[5] and engine.TRACING.get() is None:
+    if r is not None and ((opts := _config_get()) is r.opts or opts == r.opts) \
+            and _EXT_GET() is tr[5] and _TRACING_GET() is None:
         leaves = tr[1]
-        engine.replay(r.module, [leaves[j] for j in r.operands], r.report, attach)
+        _replay(r.module, [leaves[j] for j in r.operands], r.report, attach)
     else:
         _evaluate_large(tr, attach)
+
+
+def _bind_engine() -> None:
+    """The engine's functions a replay calls, bound once (the engine imports this module:
+    an import inside `force_large` cost each call a trip through the import machinery)."""
+    global _replay, _TRACING_GET
+    from lazyarray import engine
+
+    _replay, _TRACING_GET = engine.replay, engine.TRACING.get
+
+
+_replay = _TRACING_GET = None
 
 
 def _evaluate_large(tr: tuple, attach) -> None:

@@ -5,7 +5,7 @@ left them: at 1e7 elements every stage starts cold).
     python asv_bench/tools/replay_split.py W8 1e7 [--rounds 40]     (from the repository root)
 
 Marks the time at the entry of the stages of a replay (`trace_tier.force_large`,
-`engine.replay`, `executor._run_prepared`, `pool.empty`, the kernel's call and return,
+`engine.replay`, `executor.launch_prepared`, `pool.empty`, the kernel's call and return,
 `engine.forcing_site`) and prints the median gap between consecutive marks, in µs. The
 workload must replay (W1, W2, W7, W8: one fusion of the trace's leaves).
 """
@@ -22,7 +22,8 @@ from lazyarray import engine, trace_tier
 from lazyarray.runtime import executor, pool
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
-STAGES = [(trace_tier, "force_large"), (engine, "replay"), (executor, "_run_prepared"),
+# (module, name): where the caller looks the stage up
+STAGES = [(trace_tier, "force_large"), (trace_tier, "_replay"), (engine, "launch_prepared"),
           (pool, "empty"), (engine, "forcing_site")]
 
 
@@ -59,7 +60,7 @@ def main() -> None:
     for prepared in executor._prepared.values():
         for p in prepared.values():
             p.kernel = _Marked(p.kernel, marks)
-    order = ["recorded", "force_large", "replay", "_run_prepared", "empty", "kernel call",
+    order = ["recorded", "force_large", "_replay", "launch_prepared", "empty", "kernel call",
              "kernel return", "forcing_site", "returned"]
     gaps = collections.defaultdict(list)
     for _ in range(rounds):

@@ -201,7 +201,7 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
     in a second pass when that count is not zero: one compare per checked value instead of
     the exact check's operand NaN tests. With `loose` (reduction kernels), a checked float
     value counts wherever it is not finite, NaN operands or not: a larger superset, which
-    the interpreter then settles (`executor._report`), as it does for a sum that is not
+    the interpreter then settles (`executor.recheck_flags`), as it does for a sum that is not
     finite; the operand tests cost W4's kernel 7%."""
     lines = []
     k = 0

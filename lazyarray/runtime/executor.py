@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import operator
 import hashlib
 import logging
 import functools
@@ -224,6 +225,10 @@ class _Prepared:
     src: list  # operand index per array load
     tail: list  # scalars, sizes and the kind's extra arguments
     candidates: tuple = ()  # operands whose buffer may take the result (_donor_candidates)
+    direct: bool = False  # every load is an operand itself (no view to rebuild)
+
+    def __post_init__(self):
+        self.direct = all(type(j) is int for j in self.src)
 
 
 _prepared: dict[Module, dict] = {}  # computation -> {operand layouts: _Prepared}
@@ -233,9 +238,12 @@ PREPARED_COMPUTATIONS = 4096
 
 def _layout_key(operands: list, serial: bool) -> tuple | None:
     try:
-        return (serial, *[(a.shape, a.strides, a.dtype) for a in operands])
+        return (serial, *map(_LAYOUT, operands))
     except AttributeError:
         return None
+
+
+_LAYOUT = operator.attrgetter("shape", "strides", "dtype")
 
 
 def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, head: list,
@@ -297,8 +305,8 @@ def _rebuilt(recipe: tuple, operands: list) -> np.ndarray:
     j, offset, shape, strides, writeable = recipe
     o = operands[j]
     v = np.ndarray(shape, o.dtype, buffer=o, offset=offset, strides=strides)
-    if not writeable and v.flags.writeable:
-        v.setflags(write=False)
+    if not writeable:
+        v.setflags(write=False)  # (cheaper than asking `v.flags` first)
     return v
 
 
@@ -342,20 +350,42 @@ def _load_base(comp: Module, i: int) -> int:
 
 def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
                   donors: tuple) -> list:
-    results = [pool.empty(shape, dtype) for shape, dtype, _ in p.outs]
-    args = [r.reshape(k) for r, (_, _, k) in zip(results, p.outs, strict=True)]
-    if donors and p.candidates:
-        _donate(results, args, operands, donors, p.candidates)
-    args += [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
-    args += [_source(j, operands) for j in p.src]
-    args += p.tail
     record = None
     if trace is not None:
-        record = KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"), p.entry.key,
-                              "hit", p.entry.source, ins.value, ins.attr("reason", ""), "",
-                              p.entry)
+        record = kernel_record(p, ins, len(trace.kernels))
         trace.kernels.append(record)
         t0 = time.perf_counter()
+    results, flagged = launch_prepared(p, operands, donors)
+    if flagged:
+        recheck_flags(ins.value, operands)
+    if record is not None:
+        record.seconds = time.perf_counter() - t0
+    return results
+
+
+def kernel_record(p: _Prepared, ins: Instr, k: int) -> KernelRecord:
+    """explain()'s record of fusion `k` of an evaluation, run as the prepared launch `p`."""
+    return KernelRecord(f"fusion.{k}", ins.attr("kind"), p.entry.key, "hit", p.entry.source,
+                        ins.value, ins.attr("reason", ""), "", p.entry)
+
+
+def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[list, int]:
+    """Run the prepared launch `p` on `operands`: (its results, how many places may have
+    raised a floating-point flag: `recheck_flags` settles them)."""
+    if len(p.outs) == 1:
+        shape, dtype, k = p.outs[0]
+        results = [pool.empty(shape, dtype)]
+        args = [results[0] if k == shape else results[0].reshape(k)]
+    else:
+        results = [pool.empty(shape, dtype) for shape, dtype, _ in p.outs]
+        args = [r.reshape(k) for r, (_, _, k) in zip(results, p.outs, strict=True)]
+    if donors and p.candidates:
+        _donate(results, args, operands, donors, p.candidates)
+    if p.partials:
+        args += [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
+    args += map(operands.__getitem__, p.src) if p.direct else [  # (`_source`, inlined)
+        operands[j] if type(j) is int else _rebuilt(j, operands) for j in p.src]
+    args += p.tail
     stats.hit()
     kernel = p.kernel
     before = len(kernel.overloads)
@@ -369,14 +399,10 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
         if value_error is not None:
             raise value_error from None
         raise
-    if flagged:
-        _report(ins.value, operands)
-    if record is not None:
-        record.seconds = time.perf_counter() - t0
-    return results
+    return results, flagged
 
 
-def _report(comp: Module, operands: list) -> None:
+def recheck_flags(comp: Module, operands: list) -> None:
     """A kernel counted possible floating-point events: when the evaluation records NumPy's
     warnings, re-run the fusion on NumPy's loops to learn exactly which (values discarded)."""
     if fpstate.active() is not None:
@@ -554,7 +580,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             if launch.spec.tables and tail[-1][0]:
                 _raise_index_error(comp, operands)
             if flagged:
-                _report(comp, operands)
+                recheck_flags(comp, operands)
             p = None if lkey is None else _prepare(comp, launch, entry, results, head, fresh,
                                                    tail, operands, serial)
             if p is not None:
@@ -603,7 +629,7 @@ def _value_error(exc: BaseException) -> BaseException | None:
 def _owes_exact_warnings(comp: Module) -> bool:
     """Must this fusion keep its operands intact? When NumPy's error state warns (the
     default) and the kernel may count a floating-point event, the fusion is re-run on its
-    operands to learn NumPy's exact warnings (`_report`): so no operand is written in place
+    operands to learn NumPy's exact warnings (`recheck_flags`): so no operand is written in place
     (the result goes to a fresh, pooled buffer instead)."""
     return fpstate.active() is not None and _may_flag(comp)
 
@@ -714,9 +740,17 @@ def _buffer_last_uses(m: Module) -> list[int]:
 
 
 def execute_replay(m: Module, args: list, trace: Trace) -> np.ndarray:
-    """`execute(m, args, trace)[0]` for a replay (`engine.replay`: nothing donated). A module
-    that is one fusion of its parameters (W1, W2, W7, W8), once its launch is prepared for
-    these layouts, runs it directly: no walk over the instructions, no donor search."""
+    """`execute(m, args, trace)[0]` for a replay (`engine.replay`: nothing donated)."""
+    direct = prepared_single(m, args)
+    if direct is not None:
+        return _run_prepared(*direct, trace, ())[0]
+    return np.asarray(execute(m, args, trace)[0])
+
+
+def prepared_single(m: Module, args: list) -> tuple | None:
+    """(the prepared launch, the fusion, its operands) when `m` is one fusion of its
+    parameters (W1, W2, W7, W8) whose launch is prepared for these layouts: a replay runs it
+    directly, with no walk over the instructions and no donor search; else None."""
     single = _single.get(m)
     if single is None:
         if len(_single) >= PREPARED_COMPUTATIONS:
@@ -728,8 +762,8 @@ def execute_replay(m: Module, args: list, trace: Trace) -> np.ndarray:
         known = _prepared.get(ins.value)
         p = None if known is None else known.get(_layout_key(operands, False))
         if p is not None:
-            return _run_prepared(p, ins, operands, trace, ())[0]
-    return np.asarray(execute(m, args, trace)[0])
+            return p, ins, operands
+    return None
 
 
 def _single_fusion(m: Module) -> tuple | bool:
