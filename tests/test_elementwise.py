@@ -725,6 +725,30 @@ def test_both_forms_of_exp_are_within_an_ulp(scalef):
     assert np.array_equal(np.isinf(got), np.isinf(want)) and np.array_equal(got == 0, want == 0)
 
 
+@pytest.mark.parametrize("scalef", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
+    """The form for arguments the code generator knows are <= 0 or NaN (no upper clamp)
+    gives exp's bits on every such argument."""
+    from lazyarray.backends.numba_scalar import exp_impl
+
+    plain, nonpositive = (numba.njit(exp_impl(dtype, scalef, nonpositive=k)) for k in (False, True))
+
+    @numba.njit
+    def run(f, a, out):
+        for i in range(a.size):
+            out[i] = f(a[i])
+
+    rng = np.random.default_rng(6)
+    edges = [v for v in EXP_EDGES if not v > 0]
+    x = np.concatenate([-rng.uniform(0, 750, 20_000), -rng.exponential(1, 20_000), edges])
+    x = x.astype(dtype)
+    want, got = np.empty_like(x), np.empty_like(x)
+    run(plain, x, want)
+    run(nonpositive, x, got)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
 # --------------------------------------------------------------------------
 # sin, cos, log: lazyarray's own vectorizable forms in compiled kernels
 # --------------------------------------------------------------------------

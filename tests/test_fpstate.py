@@ -38,6 +38,10 @@ PROGRAMS = {
     "square_under_exp": lambda xp, n: xp.exp(-((_f64(xp, n) * 1e154) ** 2)).sum(),
     "subtract_under_exp": lambda xp, n: xp.exp(-((_f64(xp, n) * 1e307 - (-1.7e308)) ** 2)),
     "nan_under_exp": lambda xp, n: xp.exp(-((xp.asarray(np.full(n, np.nan)) - 1.0) ** 2)),
+    # checks of values of known sign (codegen/cpu.py `_sign`): one compare each
+    "square_overflow": lambda xp, n: (_f64(xp, n) * 1e200) ** 2,  # overflow, a value >= 0
+    "float32_square": lambda xp, n: xp.asarray(np.full(n, 3e19, np.float32)) ** 2,  # overflow
+    "negative_sqrt": lambda xp, n: -xp.sqrt(_f64(xp, n) - 2.0),  # invalid, a value <= 0
     "clean": lambda xp, n: _f64(xp, n) * 2.0 + 1.0,  # nothing
     "nan_input": lambda xp, n: xp.asarray(np.full(n, np.nan)) * 2.0 + 1.0,  # nothing
 }
@@ -226,11 +230,16 @@ def test_checks_move_down_chains_of_one_operand_ops():
     for kernel in (loop, reduction):
         comp = kernel.comp
         checked = set(re.findall(r"\(\(x(\d+) - x\1\) != \(x\1 - x\1\)\)", kernel.source))
-        assert {comp.instrs[int(i)].opcode for i in checked} <= {"negative", "exp"}
+        assert {comp.instrs[int(i)].opcode for i in checked} <= {"exp"}
         (sub,) = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "subtract"]
         a, b = comp.instrs[sub].operands
         exact = f"(x{a} == x{a}) & (x{b} == x{b})"
         assert (exact in kernel.source) == (kernel is loop)
+        # the negation is <= 0 or NaN: not finite where it is not >= -max (one compare), and
+        # its exp needs no upper clamp
+        (neg,) = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "negative"]
+        assert f"(not (x{neg} >= -1.7976931348623157e+308))" in kernel.source
+        assert f"_h.exp_nonpositive(x{neg})" in kernel.source
 
 
 def test_loose_reduction_checks_still_report_exactly():

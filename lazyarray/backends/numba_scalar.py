@@ -385,14 +385,31 @@ def _exp(x):
     return exp_impl(as_dtype(x).type, _SCALEF)
 
 
-def exp_impl(out, scalef: bool):
+def exp_nonpositive(x):
+    return np.exp(x)
+
+
+@overload(exp_nonpositive)
+def _exp_nonpositive(x):
+    """`exp` of an argument the code generator knows is <= 0 or NaN (W4's `exp(-(x - y)**2)`):
+    the same values without the upper clamp (one instruction of about 25)."""
+    if not isinstance(x, types.Float):
+        return lambda x: np.exp(x)
+    return exp_impl(as_dtype(x).type, _SCALEF, nonpositive=True)
+
+
+def exp_impl(out, scalef: bool, nonpositive: bool = False):
     """The scalar exp of a float `out` type, scaling by llvm.ldexp when `scalef` (tests
-    compile both forms on any CPU: where there is no vscalefpd, ldexp is a libm call)."""
+    compile both forms on any CPU: where there is no vscalefpd, ldexp is a libm call).
+    `nonpositive`: for arguments <= 0 or NaN only."""
     q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _EXP_Q
+    top = 0.0 if nonpositive else 710.0
 
     def impl(x):
         v = np.float64(x)
-        xc = min(max(v, -746.0), 710.0)  # beyond: 0 and inf (and n stays in int range)
+        xc = max(v, -746.0)  # beyond: 0 and inf (and n stays in int range)
+        if not nonpositive:  # (a compile-time constant: the branch is folded away)
+            xc = min(xc, top)
         t = _fma(xc, _LOG2E, _ROUND)  # n = round(x / ln2) in t's low mantissa bits
         n = t - _ROUND
         r = _fma(-n, _LN2_LO, _fma(-n, _LN2_HI, xc))

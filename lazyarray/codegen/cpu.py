@@ -27,8 +27,9 @@ from lazyarray.runtime.layout import Spec
 # 12: unsigned lane indices; 13: BLOCK lanes in reductions with vector math; 14: checks
 # moved down chains of one-operand ops; 15: row lanes in column reductions; 16: trace-tier
 # sums; 17: row fusion kernels; 18: non-finite counts of values that may not reach an
-# output; 19: reduction kernels check float values for not finite only (`_body`'s `loose`)
-CODEGEN_VERSION = 19
+# output; 19: reduction kernels check float values for not finite only (`_body`'s `loose`);
+# 20: one-compare checks of values of known sign, exp of a value <= 0 without the upper clamp
+CODEGEN_VERSION = 20
 
 
 class Unsupported(Exception):
@@ -77,7 +78,7 @@ def _check(comp: Module) -> None:
 # that holds a huge argument, then the rest of the body reading the buffers.
 _SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
 # helpers whose loops LLVM vectorizes (in blocks, inside reductions)
-_VECTOR_MATH = ("_h.exp(", "_h.expm1(", "_h.log(", "_h.log1p(", "_h.sin(", "_h.cos(")
+_VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log1p(", "_h.sin(", "_h.cos(")
 
 
 def _expr(comp: Module, i: int, fast: bool = False) -> str:
@@ -92,6 +93,8 @@ def _expr(comp: Module, i: int, fast: bool = False) -> str:
         return f"{np_type(ins.dtype)}({args[0]})"
     if ins.opcode == "select":
         return f"({args[1]} if {args[0]} else {args[2]})"
+    if ins.opcode == "exp" and _sign(comp, ins.operands[0]) < 0:  # (W4: exp(-(x - y)**2))
+        return f"{np_type(ins.dtype)}(_h.exp_nonpositive({args[0]}))"
     return f"{np_type(ins.dtype)}({scalar_call(ins.opcode, args, fast)})"
 
 
@@ -135,6 +138,36 @@ def _nonfinite(x: str) -> str:
     return f"(({x} - {x}) != ({x} - {x}))"  # inf - inf and NaN - NaN are NaN: no call, no branch
 
 
+# float ops whose result is >= 0 or NaN whatever their operands
+_NONNEGATIVE = {"square", "absolute", "fabs", "sqrt", "exp", "exp2", "cosh"}
+_MAX_LITERAL = {"float64": "1.7976931348623157e+308", "float32": "np.float32(3.4028234663852886e+38)"}
+
+
+def _sign(comp: Module, i: int) -> int:
+    """1 when instruction i's value is >= 0 or NaN, -1 when it is <= 0 or NaN (W4's
+    `-(x - y)**2`), else 0: what its opcode alone tells, for float32 and float64 values."""
+    ins = comp.instrs[i]
+    if ins.dtype.name not in _MAX_LITERAL:
+        return 0
+    if ins.opcode in _NONNEGATIVE or ins.opcode == "multiply" and \
+            ins.operands[0] == ins.operands[1]:
+        return 1
+    if ins.opcode == "negative":
+        return -_sign(comp, ins.operands[0])
+    return 0
+
+
+def _nonfinite_value(comp: Module, i: int) -> str:
+    """`_nonfinite` of instruction i's value: one compare when its sign is known (a value
+    >= 0 is not finite exactly where it is not <= the largest finite value), against a
+    subtraction and a compare (W4's kernel: 3% of its time)."""
+    sign = _sign(comp, i)
+    if not sign:
+        return _nonfinite(f"x{i}")
+    big = _MAX_LITERAL[comp.instrs[i].dtype.name]
+    return f"(not (x{i} <= {big}))" if sign > 0 else f"(not (x{i} >= -{big}))"
+
+
 def fp_check(comp: Module, i: int) -> str | None:
     """A condition, true where instruction i may have raised a floating-point flag NumPy
     reports (divide by zero, overflow, invalid; runtime/fpstate re-runs the fusion on NumPy to
@@ -170,7 +203,7 @@ def fp_check(comp: Module, i: int) -> str | None:
         return None
     quiet = [f"(x{o} == x{o})" for o in dict.fromkeys(ins.operands)
              if comp.instrs[o].dtype.kind in "fc"]
-    return " & ".join([_nonfinite(x), *quiet])
+    return " & ".join([_nonfinite_value(comp, i), *quiet])
 
 
 def _scalar_loads(spec: Spec) -> list[str]:
@@ -239,14 +272,14 @@ def _body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
         else:
             continue
         if split and exact and comp.instrs[i].dtype.kind in "fc":
-            nonfinite.append(_nonfinite(f"x{i}"))  # exact in the second pass, if ever
+            nonfinite.append(_nonfinite_value(comp, i))  # exact in the second pass, if ever
         elif loose and exact and comp.instrs[i].dtype.kind in "fc":
-            checks_.append(f"fpf |= {_nonfinite(f'x{i}')}")  # (see `loose` above)
+            checks_.append(f"fpf |= {_nonfinite_value(comp, i)}")  # (see `loose` above)
         else:
             checks_.extend(exact)
     conds = [c[len("fpf |= "):] for c in checks_]
     if gated_checks or nonfinite:  # exact checks only where a value is not finite (rare)
-        outs = [_nonfinite(f"x{o}") for o in roots] if gated_checks else []
+        outs = [_nonfinite_value(comp, o) for o in roots] if gated_checks else []
         if split:
             lines.append("nfo += " + " | ".join(outs + nonfinite))
         else:
@@ -447,7 +480,8 @@ def _chained_checks(comp: Module, here: list[int],
             dropped.add(i)
             carried[user[i]] = quiet
         else:
-            moved[i] = " & ".join([_nonfinite(f"x{i}"), *(f"(x{o} == x{o})" for o in quiet)])
+            moved[i] = " & ".join([_nonfinite_value(comp, i),
+                                   *(f"(x{o} == x{o})" for o in quiet)])
     return dropped, moved
 
 
