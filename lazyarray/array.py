@@ -853,7 +853,8 @@ def _binary(name: str, py_op, reflected: bool = False):
                 if v is None:
                     st = self._st
                     if st is not None and (memo := st.leaf_trace) is not None \
-                            and memo[0] is st.node and not self._chain:
+                            and memo[0] is st.node and not self._chain \
+                            and (t := type(other)) in _TRACE_OPERANDS:
                         # a large leaf seen before (`_large_leaf`): a large trace starts
                         # here (`_record` with a scalar or another such leaf, inlined)
                         a = _large_start(memo, other, reflected, start_ids, start_id)
@@ -1929,6 +1930,7 @@ def _pow(self, other):
 
 Array.__pow__ = _pow
 Array.__hash__ = None  # type: ignore[assignment]
+_TRACE_OPERANDS = (float, int, Array)  # operand types `_large_start` may take (as `_record`)
 Array.__neg__ = lambda self: _UFUNCS["negative"](self)
 Array.__pos__ = lambda self: _UFUNCS["positive"](self)
 Array.__abs__ = lambda self: _UFUNCS["absolute"](self)

@@ -251,7 +251,10 @@ OPS = [("add", lambda xp, a, b: a + b), ("mul", lambda xp, a, b: a * b),
        ("rowmax", lambda xp, a, b: a - a.max(axis=-1, keepdims=True)),
        ("colmean", lambda xp, a, b: a / (abs(a.mean(axis=0)) + 1.0)),
        ("total", lambda xp, a, b: xp.tanh(a - b.sum() * 1e-4)),
-       ("std", lambda xp, a, b: a * b.std(axis=-1, keepdims=True))]
+       ("std", lambda xp, a, b: a * b.std(axis=-1, keepdims=True)),
+       ("rsub", lambda xp, a, b: 1.5 - a), ("mul_int", lambda xp, a, b: a * 3),
+       ("rdiv_int", lambda xp, a, b: 2 / (abs(a) + 1.0)), ("sub", lambda xp, a, b: a - b),
+       ("sum_all", lambda xp, a, b: a - (b * 0.5).sum() * 1e-5)]
 
 
 @settings(max_examples=25, deadline=None)
