@@ -27,9 +27,9 @@ from lazyarray.ir.text import print_module
 from lazyarray.passes import DEVICE_PIPELINE, PIPELINE, run_pipeline
 from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime import pool
-from lazyarray.runtime.executor import (KernelRecord, Trace, execute, execute_replay,
-                                        kernel_record, launch_prepared, prepared_single,
-                                        recheck_flags, whole_owner)
+from lazyarray.runtime.executor import (KernelRecord, Trace, execute, execute_lean,
+                                        execute_replay, kernel_record, launch_prepared,
+                                        prepared_single, recheck_flags, whole_owner)
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
 _plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
@@ -136,44 +136,67 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
     lowering or optimizing the graph (as a `jit` replay). `attach(node)` receives the computed
     buffer node before warnings are issued.
 
-    A module that is one prepared launch (`prepared_single`) takes the lean path: the
-    warnings recorder is set up only when the kernel counted a possible flag, and the report
-    is built when `last_report()` asks for it. With the caches cold (a large kernel just ran),
-    every Python object a call touches costs a memory access: W8's call at 1e7 spent about
-    200 µs around its kernel."""
+    A module of prepared launches (one fusion of its parameters: `prepared_single`; fusions
+    and their tuple elements: `execute_lean`) takes the lean path: the warnings recorder is
+    set up only when something needs it (a launch that counted a possible flag), and the
+    report is built when `last_report()` asks for it. With the caches cold (a large kernel
+    just ran), every Python object a call touches costs a memory access: W8's call at 1e7
+    spent about 200 µs around its kernel before."""
     global _last
-    direct = prepared_single(module, args)
-    if direct is None:
-        return _replay_walk(module, args, report, attach)
-    p, ins, operands = direct
-    rec = None
+    guard = _Recording()
     with _lock:
+        t0 = time.perf_counter()
+        direct = prepared_single(module, args)
+        if direct is not None:
+            p, ins, operands = direct
+            results, flagged = launch_prepared(p, operands)
+            if flagged:
+                guard(recheck_flags, ins.value, operands)
+            value, runs = results[0], None
+        else:
+            done = execute_lean(module, args, guard)
+            if done is None:
+                return _replay_walk(module, args, report, attach)
+            (value,), runs = done
         _materialization()
         _trace_replay()
-        t0 = time.perf_counter()
-        results, flagged = launch_prepared(p, operands)
-        attach(buffer(results[0]))
-        _last = (report, p, ins, time.perf_counter() - t0, forcing_site())
-        if flagged:
-            warn = fpstate._warn_state()[1]
-            if warn:  # which flags, exactly: the fusion again on NumPy's loops (`recheck_flags`)
-                rec = fpstate.Recorder(warn)
-                token = fpstate._current.set(rec)
-                try:
-                    recheck_flags(ins.value, operands)
-                finally:
-                    fpstate._current.reset(token)
-    if rec is not None and rec.messages:
-        fpstate.emit(rec, forcing_frame())
+        attach(buffer(value))
+        seconds = time.perf_counter() - t0
+        _last = (report, runs or ((p, ins, seconds),), seconds, forcing_site())
+    if guard.rec is not None and guard.rec.messages:
+        fpstate.emit(guard.rec, forcing_frame())
 
 
 _materialization, _trace_replay = stats.materialization, stats.trace_replay
 
 
+class _Recording:
+    """`guard(fn, *args)`: `fn(*args)` with NumPy's warnings recorded into the replay's
+    recorder (made the first time; none when no category is set to "warn")."""
+
+    __slots__ = ("rec",)
+
+    def __init__(self):
+        self.rec = None
+
+    def __call__(self, fn, *args):
+        rec = self.rec
+        if rec is None:
+            warn = fpstate._warn_state()[1]
+            if not warn:
+                return fn(*args)
+            rec = self.rec = fpstate.Recorder(warn)
+        token = fpstate._current.set(rec)
+        try:
+            return fn(*args)
+        finally:
+            fpstate._current.reset(token)
+
+
 def _replay_walk(module: Module, args: list, report: Report, attach) -> None:
     """`replay` of any other module: its instructions in order (`execute`)."""
     global _last
-    warn = fpstate._warn_state()[1]  # (fpstate.recording, inlined: this is the hot path)
+    warn = fpstate._warn_state()[1]  # (fpstate.recording, inlined)
     rec = token = None
     if warn:
         rec = fpstate.Recorder(warn)
@@ -422,10 +445,18 @@ def last_report() -> Report | None:
     global _last
     last = _last
     if type(last) is tuple:
-        report, p, ins, seconds, site = last
-        record = kernel_record(p, ins, 0)
-        record.seconds = seconds
-        last = _last = Report(report.before, report.after, [record], planned=False,
+        report, runs, seconds, site = last
+        records = []
+        for run in runs:
+            if type(run) is KernelRecord:  # (a launch that is not prepared)
+                record = run
+                record.name = f"fusion.{len(records)}"
+            else:
+                p, ins, spent = run
+                record = kernel_record(p, ins, len(records))
+                record.seconds = spent
+            records.append(record)
+        last = _last = Report(report.before, report.after, records, planned=False,
                               seconds=seconds, site=site)
     return last
 

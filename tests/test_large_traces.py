@@ -326,9 +326,33 @@ def test_reductions_and_broadcasting_replay(body, kernels):
     assert la.explain(y).num_kernels == kernels
     # (x - mean cancels: an absolute tolerance for the summation order, values are O(1))
     np.testing.assert_allclose(np.asarray(y), body(np, G), rtol=1e-12, atol=1e-12)
-    with no_graph():
-        np.testing.assert_allclose(np.asarray(body(la, x)), body(np, G), rtol=1e-12,
-                                   atol=1e-12)
+    y = body(la, x)
+    before = la.cache_info()["kernels_launched"]
+    walk = mock.patch.object(executor, "execute", side_effect=AssertionError("module walked"))
+    with no_graph(), walk:  # each fusion's prepared launch (executor.execute_lean)
+        np.testing.assert_allclose(np.asarray(y), body(np, G), rtol=1e-12, atol=1e-12)
+    assert la.cache_info()["kernels_launched"] == before + kernels
+    report = la.explain()  # built when asked: each kernel a hit, at this test's line
+    assert [k.status for k in report.kernels] == ["hit"] * kernels
+    assert [k.name for k in report.kernels] == [f"fusion.{k}" for k in range(kernels)]
+    assert "np.asarray(y)" in report.forced_at and report.seconds > 0
+
+
+def test_a_flagged_replay_of_several_kernels_warns_at_the_forcing_line():
+    z = np.zeros((210, 230))
+    z[3, 4] = 1.0
+    x = la.asarray(z)
+    with np.errstate(all="warn", under="ignore"):
+        for _ in range(3):  # recorded, then replayed (three kernels)
+            y = (x - x.mean(axis=0)) / x.std(axis=0)  # columns of zeros: 0 / 0
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                value = np.asarray(y)
+            assert [(w.filename, str(w.message)) for w in got] == [
+                (__file__, "invalid value encountered in divide")]
+            with np.errstate(all="ignore"):
+                want = (z - z.mean(axis=0)) / z.std(axis=0)
+            np.testing.assert_array_equal(value, want)
 
 
 @pytest.mark.parametrize("call", [

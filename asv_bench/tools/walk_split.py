@@ -17,12 +17,17 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray import engine, showcase
+from lazyarray import engine, showcase, trace_tier
 from lazyarray.runtime import executor
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
-STEPS = ["replay", "toposort", "_sole_buffers", "lower", "optimize", "execute", "_use_interpreter",
-         "forcing_site"]
+# (module, name where the caller looks it up, label)
+STEPS = [(trace_tier, "_replay", "replay"), (engine, "toposort", "toposort"),
+         (engine, "_sole_buffers", "_sole_buffers"), (engine, "lower", "lower"),
+         (engine, "optimize", "optimize"), (engine, "execute", "execute"),
+         (executor, "execute", "execute (a replay's)"),
+         (engine, "_use_interpreter", "_use_interpreter"),
+         (engine, "forcing_site", "forcing_site")]
 
 
 class _Timed:
@@ -39,7 +44,7 @@ class _Timed:
             self.spent.append(time.perf_counter() - t0)
 
 
-def _wrap(module, name: str, spent: dict) -> None:
+def _wrap(module, name: str, label: str, spent: dict) -> None:
     fn = getattr(module, name)
 
     def timed(*args, **kwargs):
@@ -47,7 +52,7 @@ def _wrap(module, name: str, spent: dict) -> None:
         try:
             return fn(*args, **kwargs)
         finally:
-            spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+            spent[label] = spent.get(label, 0.0) + time.perf_counter() - t0
 
     setattr(module, name, timed)
 
@@ -83,13 +88,13 @@ def main() -> None:
     print(f"kernels / loop {med['kernels'] / med['loop']:.2f}, "
           f"lazyarray / loop {med['total'] / med['loop']:.2f}")
     steps: dict[str, float] = {}
-    for name in STEPS:
-        _wrap(engine, name, steps)
+    for module, name, label in STEPS:
+        _wrap(module, name, label, steps)
     for _ in range(rounds):
         call()
         loop()
-    for name in STEPS:
-        print(f"  {name:18s} {steps.get(name, 0.0) / rounds * 1e6:8.1f} µs per call")
+    for _, _, label in STEPS:
+        print(f"  {label:22s} {steps.get(label, 0.0) / rounds * 1e6:8.1f} µs per call")
 
 
 if __name__ == "__main__":

@@ -232,6 +232,8 @@ def normalize_axis(axis, ndim: int) -> int:
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:  # the common case, without a generator
+        return (axis % ndim,)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = tuple(normalize_axis(a, ndim) for a in axes)
     if len(set(out)) != len(out):

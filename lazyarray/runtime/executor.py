@@ -781,11 +781,9 @@ def _single_fusion(m: Module) -> tuple | bool:
 _single: dict[Module, tuple | bool] = {}
 
 
-def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False,
-            free: frozenset = frozenset()) -> list:
-    """Run `m` on `args`; `free`: indices of the arguments nothing outside this execution can
-    observe (their buffers may be donated, written in place, at their last use)."""
-    vals: list = [None] * len(m.instrs)
+def _uses(m: Module) -> tuple[list[int], list[list[int]]]:
+    """(each instruction's buffer's last reader, the buffers each instruction reads last),
+    memoized per module."""
     known = _last_uses.get(m)
     if known is None:
         last_use = _buffer_last_uses(m)
@@ -796,7 +794,64 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         if len(_last_uses) >= PREPARED_COMPUTATIONS:
             _last_uses.clear()
         known = _last_uses[m] = (last_use, dead)
-    last_use, dead = known
+    return known
+
+
+_LEAN_OPS = frozenset({"parameter", "fusion", "get-tuple-element"})
+_lean: dict[Module, bool] = {}
+
+
+def execute_lean(m: Module, args: list, guard) -> tuple[list, list] | None:
+    """`execute(m, args)` for a replay (`engine.replay`) of a module of parameters, fusions
+    (not updates) and tuple elements (W3, W6): each fusion's prepared launch, with no donor
+    search and no kernel records; None for any other module. `guard(fn, *args)` runs what
+    needs NumPy's warnings recorded: the recheck of a flagged launch, a fusion whose launch
+    is not prepared for these layouts. Returns (the outputs, per fusion its (prepared
+    launch, fusion, seconds) or its KernelRecord) for the report (`engine.last_report`)."""
+    lean = _lean.get(m)
+    if lean is None:
+        if len(_lean) >= PREPARED_COMPUTATIONS:
+            _lean.clear()
+        lean = _lean[m] = all(ins.opcode in _LEAN_OPS and ins.attr("kind") != "update"
+                              for ins in m.instrs)
+    if not lean:
+        return None
+    dead = _uses(m)[1]
+    vals: list = [None] * len(m.instrs)
+    runs = []
+    for i, ins in enumerate(m.instrs):
+        op = ins.opcode
+        if op == "parameter":
+            vals[i] = args[ins.attrs[0][1]]  # ("index", k)
+        elif op == "fusion":
+            operands = [vals[o] for o in ins.operands]
+            key = _layout_key(operands, False)
+            known = _prepared.get(ins.value)
+            p = None if known is None else known.get(key)
+            if p is None:  # not preparable (a row kernel), or not yet for these layouts
+                trace = Trace()
+                out = guard(run_fusion, ins, operands, trace, False)
+                runs += trace.kernels
+            else:
+                t0 = time.perf_counter()
+                out, flagged = launch_prepared(p, operands)
+                if flagged:
+                    guard(recheck_flags, ins.value, operands)
+                runs.append((p, ins, time.perf_counter() - t0))
+            vals[i] = out[0] if len(out) == 1 else tuple(out)
+        else:  # get-tuple-element
+            vals[i] = vals[ins.operands[0]][ins.attr("index")]
+        for o in dead[i]:  # released at its last use: a pooled buffer is free for the next result
+            vals[o] = None
+    return [vals[o] for o in m.outputs], runs
+
+
+def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False,
+            free: frozenset = frozenset()) -> list:
+    """Run `m` on `args`; `free`: indices of the arguments nothing outside this execution can
+    observe (their buffers may be donated, written in place, at their last use)."""
+    vals: list = [None] * len(m.instrs)
+    last_use, dead = _uses(m)
     calls: dict = {}  # multi-result library calls: run once
     for i, ins in enumerate(m.instrs):
         op = ins.opcode
