@@ -719,6 +719,27 @@ def _large_start(memo: tuple, other, reflected: bool, pids: list, pid_of) -> Arr
     return a
 
 
+def _record_pair(name: str, x: tuple, y: tuple) -> Array | None:
+    """`_record` of `name(x, y)` for two pending traces of one shape and error state."""
+    key = (name, x[0], y[0])
+    pid = _PIDS.get(key) or trace.program_id(key)
+    if pid is None:
+        return None
+    if not y[3]:  # one list of scalars: shared (see _with_scalar)
+        tr = (pid, x[1] + y[1], x[2], x[3], x[4], x[5])
+    elif not x[3]:
+        tr = (pid, x[1] + y[1], y[2], y[3], x[4], x[5])
+    else:
+        scalars = x[2][:x[3]] + y[2][:y[3]]
+        tr = (pid, x[1] + y[1], scalars, len(scalars), x[4], x[5])
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = tr
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
 def _trace_operand(x, ext):
     """A trace (tuple) for an Array that can be one, the number for a scalar, else None."""
     t = type(x)
@@ -851,6 +872,11 @@ def _binary(name: str, py_op, reflected: bool = False):
                         a._tr = (pid, tr[1], scalars, n + 1, tr[4], tr[5])
                         a._val = a._st = a._proxy = a._base = None
                         a._chain = ()
+                        return a
+                if t is Array and (otr := other._tr) is not None and otr[5] is tr[5] \
+                        and otr[4] == tr[4] and _EXT_GET() is tr[5]:  # two traces of a shape
+                    a = _record_pair(name, otr, tr) if reflected else _record_pair(name, tr, otr)
+                    if a is not None:
                         return a
                 a = _record(name, (other, self) if reflected else (self, other))
                 if a is not None:
