@@ -143,6 +143,14 @@ class ufunc:
     def __call__(self, x=_NOARG, /, *args, **kwargs):
         if type(x) is Array and self._unary and not args and not kwargs:  # f(x): hot path
             v = x._val  # tiny by construction (see _value_array)...
+            if v is not None and type(v) is not _ndarray and not _LOWERED[0]:  # a 0-d value
+                # (a NumPy scalar): NumPy's scalar call, now (W2's sqrt of its sum)
+                _eager_op()
+                a = _new_array(Array)
+                a._val = self._np(v)
+                a._st = a._proxy = a._base = a._tr = None
+                a._chain = ()
+                return a
             if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
                 v = _small(x)
             if self._traced:
@@ -352,6 +360,7 @@ def _small_view(a: Array) -> np.ndarray | None:
 
 
 _GETITEM = build.getitem
+_scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array's cost)
 _IS_SLICE = slice.__instancecheck__  # isinstance(k, slice), without a generator's frame
 _eager_op = stats.eager_op  # counts one eager-tier operation
 
@@ -1230,7 +1239,7 @@ class Array:
             v.setflags(write=False)  # (a later write copies it first: see _small_write)
             return v
         if v is not None:  # a 0-d eager value (a NumPy scalar): a fresh array, the caller's
-            return np.array(v)  # own, as NumPy's np.asarray(scalar) is (no storage, no leaf)
+            return _scalar_array(v)  # own, as NumPy's np.asarray(scalar) is (no storage, no leaf)
         if not self._chain:  # the whole storage: computed already, or computed here
             node = self._storage.node
             if node.op != "buffer":
@@ -1262,7 +1271,7 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         v = self._val
         if v is not None and type(v) is not _ndarray and dtype is None:
-            return np.array(v)  # a 0-d eager value (a NumPy scalar): see `_value`
+            return _scalar_array(v)  # a 0-d eager value (a NumPy scalar): see `_value`
         tr = self._tr
         if tr is not None and dtype is None and not copy \
                 and tr[1][0].size < _options().eager_limit:  # a tiny trace (the hot path)

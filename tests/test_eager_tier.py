@@ -146,3 +146,9 @@ def test_a_0d_eager_value_is_handed_out_as_a_fresh_array():
     assert v.shape == () and v.dtype == np.float64 and float(v) == 12.0
     v[()] = -1.0  # the caller's own array, as np.asarray(np.float64(12.0)) is in NumPy
     assert float(s) == 12.0 and float(np.asarray(s)) == 12.0
+    r = la.sqrt(s)  # a ufunc of a 0-d eager value: NumPy's scalar call, now
+    assert type(r._val) is np.float64 and float(r) == np.sqrt(12.0)
+    with la.options(eager_threshold=0):  # ... unless the threshold says lazy
+        r = la.sqrt(s)
+        assert r._val is None and r._st.node.op != "buffer"
+    assert float(r) == np.sqrt(12.0)
