@@ -609,12 +609,7 @@ def record_total(a: Array) -> Array | None:
         if s is not None and len(_TOTALS) < 4096:
             _TOTALS[key] = s._tr[0]
         return s
-    _eager_op()
-    s = _new_array(Array)
-    s._tr = (pid, tr[1], tr[2], tr[3], (), tr[5])
-    s._val = s._st = s._proxy = s._base = None
-    s._chain = ()
-    return s
+    return _trace_array((pid, tr[1], tr[2], tr[3], (), tr[5]))
 
 
 _TOTALS: dict[tuple, int] = {}  # (program id, rank) -> that of its sum over every axis
@@ -692,6 +687,16 @@ def record_where(c: Array, x, y) -> Array | None:
     return a
 
 
+def _trace_array(tr: tuple) -> Array:
+    """A new Array holding the pending trace `tr` (counted as an eager-tier operation)."""
+    _eager_op()
+    a = _new_array(Array)
+    a._tr = tr
+    a._val = a._st = a._proxy = a._base = None
+    a._chain = ()
+    return a
+
+
 def _large_start(memo: tuple, other, reflected: bool, pids: list, pid_of) -> Array | None:
     """`self op other` as a new large trace, for `self` whose storage's memo is `memo`
     (`_large_leaf`) and `other` a scalar or an Array whose storage has a memo too: a new
@@ -720,12 +725,7 @@ def _large_start(memo: tuple, other, reflected: bool, pids: list, pid_of) -> Arr
         tr = (pid, leaves, [], 0, leaf[4], ext)
     else:
         return None
-    _eager_op()
-    a = _new_array(Array)
-    a._tr = tr
-    a._val = a._st = a._proxy = a._base = None
-    a._chain = ()
-    return a
+    return _trace_array(tr)
 
 
 def _record_pair(name: str, x: tuple, y: tuple) -> Array | None:
@@ -741,12 +741,7 @@ def _record_pair(name: str, x: tuple, y: tuple) -> Array | None:
     else:
         scalars = x[2][:x[3]] + y[2][:y[3]]
         tr = (pid, x[1] + y[1], scalars, len(scalars), x[4], x[5])
-    _eager_op()
-    a = _new_array(Array)
-    a._tr = tr
-    a._val = a._st = a._proxy = a._base = None
-    a._chain = ()
-    return a
+    return _trace_array(tr)
 
 
 def _trace_operand(x, ext):
