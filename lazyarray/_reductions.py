@@ -209,7 +209,10 @@ def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
 def _count(a, axis) -> int:
     """Elements per result element of a reduction of `a` (a Node or an Array: only its shape
     is read) over `axis` (NumPy's errors)."""
-    shape = a.shape if type(a) is not Array or a._tr is None else a._tr[4]
+    if type(a) is Array and (a._tr is not None or a._st is not None and not a._chain):
+        shape = a._tr[4] if a._tr is not None else a._st.node.shape  # (`shape`, inlined)
+    else:
+        shape = a.shape
     return math.prod([shape[x] for x in build.normalize_axes(axis, len(shape))])
 
 

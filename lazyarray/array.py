@@ -587,13 +587,13 @@ def record_reduce(a: Array, name: str, axis, keepdims) -> Array | None:
     pid = trace.program_id((("reduce", name, axes, keepdims), x[0]))
     if pid is None:
         return None
-    _eager_op()
-    a = _new_array(Array)
-    a._tr = (pid, x[1], x[2], x[3], tuple(1 if i in axes else n for i, n in enumerate(shape))
-             if keepdims else tuple(n for i, n in enumerate(shape) if i not in axes), ext)
-    a._val = a._st = a._proxy = a._base = None
-    a._chain = ()
-    return a
+    kept = list(shape)  # the result's shape (a loop: no generator frames)
+    for i in reversed(axes):
+        if keepdims:
+            kept[i] = 1
+        else:
+            del kept[i]
+    return _trace_array((pid, x[1], x[2], x[3], tuple(kept), ext))
 
 
 def record_total(a: Array) -> Array | None:
@@ -697,11 +697,13 @@ def _trace_array(tr: tuple) -> Array:
     return a
 
 
-def _large_start(memo: tuple, other, reflected: bool, pids: list, pid_of) -> Array | None:
-    """`self op other` as a new large trace, for `self` whose storage's memo is `memo`
-    (`_large_leaf`) and `other` a scalar or an Array whose storage has a memo too: a new
-    Array, or None for `_record` to decide (`pids[k] or pid_of(k)`: the program id of
-    `self op scalar` (k = 0) or `self op other` (k = 1), None until interned)."""
+def _large_start(name: str, memo: tuple, other, reflected: bool, pids: list,
+                 pid_of) -> Array | None:
+    """`self op other` (`name`) as a new large trace, for `self` whose storage's memo is
+    `memo` (`_large_leaf`) and `other` a scalar, a pending trace or an Array whose storage has
+    a memo too: a new Array, or None for `_record` to decide (`pids[k] or pid_of(k)`: the
+    program id of `self op scalar` (k = 0) or `self op other` (k = 1), None until
+    interned)."""
     ext, leaf = memo[1], memo[2]
     t = type(other)
     if leaf is None or ext is not _EXT_GET() or _JIT_TRACING() is not None \
@@ -713,8 +715,13 @@ def _large_start(memo: tuple, other, reflected: bool, pids: list, pid_of) -> Arr
             return None
         tr = (pid, leaf[1], [other if t is float else float(other)], 1, leaf[4], ext)
     elif t is Array:
+        otr = other._tr
+        if otr is not None:  # a pending trace (W6's `X - X.mean(axis=0)`)
+            if otr[5] is not ext:
+                return None
+            return _record_pair(name, otr, leaf) if reflected else _record_pair(name, leaf, otr)
         st = other._st
-        omemo = None if st is None or other._chain or other._tr is not None else st.leaf_trace
+        omemo = None if st is None or other._chain else st.leaf_trace
         if omemo is None or omemo[0] is not st.node or omemo[1] is not ext \
                 or omemo[2] is None or omemo[2][4] != leaf[4]:
             return None
@@ -729,18 +736,24 @@ def _large_start(memo: tuple, other, reflected: bool, pids: list, pid_of) -> Arr
 
 
 def _record_pair(name: str, x: tuple, y: tuple) -> Array | None:
-    """`_record` of `name(x, y)` for two pending traces of one shape and error state."""
+    """`_record` of `name(x, y)` for two traces (pending, or a large leaf's) of one error
+    state: of one shape, or large ones that broadcast."""
+    shape = x[4]
+    if y[4] != shape:
+        shape = _large_broadcast(x, y)
+        if shape is None:
+            return None
     key = (name, x[0], y[0])
     pid = _PIDS.get(key) or trace.program_id(key)
     if pid is None:
         return None
     if not y[3]:  # one list of scalars: shared (see _with_scalar)
-        tr = (pid, x[1] + y[1], x[2], x[3], x[4], x[5])
+        tr = (pid, x[1] + y[1], x[2], x[3], shape, x[5])
     elif not x[3]:
-        tr = (pid, x[1] + y[1], y[2], y[3], x[4], x[5])
+        tr = (pid, x[1] + y[1], y[2], y[3], shape, x[5])
     else:
         scalars = x[2][:x[3]] + y[2][:y[3]]
-        tr = (pid, x[1] + y[1], scalars, len(scalars), x[4], x[5])
+        tr = (pid, x[1] + y[1], scalars, len(scalars), shape, x[5])
     return _trace_array(tr)
 
 
@@ -878,7 +891,7 @@ def _binary(name: str, py_op, reflected: bool = False):
                         a._chain = ()
                         return a
                 if t is Array and (otr := other._tr) is not None and otr[5] is tr[5] \
-                        and otr[4] == tr[4] and _EXT_GET() is tr[5]:  # two traces of a shape
+                        and _EXT_GET() is tr[5]:  # two pending traces
                     a = _record_pair(name, otr, tr) if reflected else _record_pair(name, tr, otr)
                     if a is not None:
                         return a
@@ -893,7 +906,7 @@ def _binary(name: str, py_op, reflected: bool = False):
                             and (t := type(other)) in _TRACE_OPERANDS:
                         # a large leaf seen before (`_large_leaf`): a large trace starts
                         # here (`_record` with a scalar or another such leaf, inlined)
-                        a = _large_start(memo, other, reflected, start_ids, start_id)
+                        a = _large_start(name, memo, other, reflected, start_ids, start_id)
                         if a is None:
                             a = _record(name, (other, self) if reflected else (self, other))
                         if a is not None:
