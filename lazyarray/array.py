@@ -581,7 +581,7 @@ def record_reduce(a: Array, name: str, axis, keepdims) -> Array | None:
     if not shape:  # (0-d: the lazy tier's, which takes axis 0 and -1 as NumPy does)
         return None
     axes = tuple(sorted(build.normalize_axes(axis, len(shape))))  # (NumPy's errors, now)
-    if not axes or name != "add" and any(shape[i] == 0 for i in axes):
+    if not axes or name != "add" and not all(map(shape.__getitem__, axes)):  # (an empty axis)
         return None
     keepdims = bool(keepdims)
     pid = trace.program_id((("reduce", name, axes, keepdims), x[0]))
