@@ -162,7 +162,8 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
         _trace_replay()
         attach(buffer(value))
         seconds = time.perf_counter() - t0
-        _last = (report, runs or ((p, ins, seconds),), seconds, forcing_site())
+        _last = (report, ((p, ins, seconds),) if runs is None else runs, seconds,
+                 forcing_site())
     if guard.rec is not None and guard.rec.messages:
         fpstate.emit(guard.rec, forcing_frame())
 

@@ -128,6 +128,21 @@ def test_a_traced_leaf_is_still_written_in_place():
         assert_same(x * 2.0, data * 2.0)  # the new version's leaf
 
 
+@pytest.mark.parametrize("body", [lambda a: a * 1.0, lambda a: -(-a)], ids=["times_one", "neg_neg"])
+def test_a_program_that_optimizes_to_its_leaf_replays(body):
+    """The optimized module is the parameter itself (no kernel): replayed, its value is the
+    leaf's, and writing into the result leaves the input as it was."""
+    data = X.copy()
+    x = la.asarray(data)
+    for _ in range(3):  # recorded, then replayed
+        y = body(x)
+        assert_same(y, body(data))
+        assert la.explain().num_kernels == 0
+    y[:10] = -5.0
+    assert_same(x, data)
+    assert_same(y[:12], np.concatenate([np.full(10, -5.0), body(data)[10:12]]))
+
+
 def test_sums_over_every_axis_of_one_structure_at_two_ranks():
     for shape in [(N,), (200, 210), (N,), (200, 210)]:  # `x * 2.0` names both: one memo each
         data = rng.uniform(-1, 2, shape)
