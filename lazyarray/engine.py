@@ -144,28 +144,30 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
     spent about 200 µs around its kernel before."""
     global _last
     guard = _Recording()
-    with _lock:
-        t0 = time.perf_counter()
-        direct = prepared_single(module, args)
-        if direct is not None:
-            p, ins, operands = direct
-            results, flagged = launch_prepared(p, operands)
-            if flagged:
-                guard(recheck_flags, ins.value, operands)
-            value, runs = results[0], None
-        else:
-            done = execute_lean(module, args, guard)
-            if done is None:
-                return _replay_walk(module, args, report, attach)
-            (value,), runs = done
-        _materialization()
-        _trace_replay()
-        attach(buffer(value))
-        seconds = time.perf_counter() - t0
-        _last = (report, ((p, ins, seconds),) if runs is None else runs, seconds,
-                 forcing_site())
-    if guard.rec is not None and guard.rec.messages:
-        fpstate.emit(guard.rec, forcing_frame())
+    try:
+        with _lock:
+            t0 = time.perf_counter()
+            direct = prepared_single(module, args)
+            if direct is not None:
+                p, ins, operands = direct
+                results, flagged = launch_prepared(p, operands)
+                if flagged:
+                    guard(recheck_flags, ins.value, operands)
+                value, runs = results[0], ((p, ins, None),)
+            else:
+                done = execute_lean(module, args, guard)
+                if done is None:  # any other module: its instructions in order (`execute`)
+                    trace = Trace()
+                    done = [guard(execute_replay, module, args, trace)], trace.kernels
+                (value,), runs = done
+            _materialization()
+            _trace_replay()
+            attach(buffer(value))
+            seconds = time.perf_counter() - t0
+            _last = (report, runs, seconds, forcing_site())
+    finally:
+        if guard.rec is not None and guard.rec.messages:
+            fpstate.emit(guard.rec, forcing_frame())
 
 
 _materialization, _trace_replay = stats.materialization, stats.trace_replay
@@ -192,32 +194,6 @@ class _Recording:
             return fn(*args)
         finally:
             fpstate._current.reset(token)
-
-
-def _replay_walk(module: Module, args: list, report: Report, attach) -> None:
-    """`replay` of any other module: its instructions in order (`execute`)."""
-    global _last
-    warn = fpstate._warn_state()[1]  # (fpstate.recording, inlined)
-    rec = token = None
-    if warn:
-        rec = fpstate.Recorder(warn)
-        token = fpstate._current.set(rec)
-    try:
-        with _lock:
-            stats.materialization()
-            stats.trace_replay()
-            t0 = time.perf_counter()
-            trace = Trace()
-            attach(buffer(execute_replay(module, args, trace)))
-            _last = Report(report.before, report.after, trace.kernels, planned=False,
-                           seconds=time.perf_counter() - t0, site=forcing_site())
-    finally:
-        if rec is not None:
-            try:
-                if rec.messages:
-                    fpstate.emit(rec, forcing_frame())
-            finally:
-                fpstate._current.reset(token)
 
 
 def _materialize(nodes: list[Node], host: bool) -> None:
@@ -455,7 +431,7 @@ def last_report() -> Report | None:
             else:
                 p, ins, spent = run
                 record = kernel_record(p, ins, len(records))
-                record.seconds = spent
+                record.seconds = seconds if spent is None else spent
             records.append(record)
         last = _last = Report(report.before, report.after, records, planned=False,
                               seconds=seconds, site=site)

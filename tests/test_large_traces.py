@@ -353,6 +353,30 @@ def test_reductions_and_broadcasting_replay(body, kernels):
     assert "np.asarray(y)" in report.forced_at and report.seconds > 0
 
 
+def test_replays_of_other_modules_walk_them(monkeypatch):
+    """A module the lean path does not take (here: none is, by patching) is executed in
+    order; values, the report and warnings as on the lean path."""
+    monkeypatch.setattr(executor, "_LEAN_OPS", frozenset())
+    monkeypatch.setattr(executor, "_lean", {})
+    x = la.asarray(G)
+    for _ in range(2):
+        y = standardize(la, x)
+        np.testing.assert_allclose(np.asarray(y), standardize(np, G), rtol=1e-12, atol=1e-12)
+    y = standardize(la, x)
+    with no_graph():  # a replay, walked
+        np.testing.assert_allclose(np.asarray(y), standardize(np, G), rtol=1e-12, atol=1e-12)
+    assert [k.status for k in la.explain().kernels] == ["hit"] * 3
+    z = la.asarray(np.zeros(N))
+    with np.errstate(all="warn", under="ignore"):
+        for _ in range(3):
+            y = (z - z.mean()) / z.std()  # 0 / 0
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                np.asarray(y)
+            assert [(w.filename, str(w.message)) for w in got] == [
+                (__file__, "invalid value encountered in divide")]
+
+
 def test_a_flagged_replay_of_several_kernels_warns_at_the_forcing_line():
     z = np.zeros((210, 230))
     z[3, 4] = 1.0
