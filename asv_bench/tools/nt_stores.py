@@ -46,8 +46,9 @@ def _ptr(context, builder, aryty, ary, idx):
 def _scale8_nt(typingctx, dst, src, idx):
     """dst[idx:idx+8] = 2 * src[idx:idx+8], one aligned non-temporal vector store."""
     def codegen(context, builder, sig, args):
-        ps = builder.bitcast(_ptr(context, builder, sig.args[1], args[1], args[2]), _V8.as_pointer())
-        pd = builder.bitcast(_ptr(context, builder, sig.args[0], args[0], args[2]), _V8.as_pointer())
+        v8p = _V8.as_pointer()
+        ps = builder.bitcast(_ptr(context, builder, sig.args[1], args[1], args[2]), v8p)
+        pd = builder.bitcast(_ptr(context, builder, sig.args[0], args[0], args[2]), v8p)
         v = builder.fmul(builder.load(ps, align=8), ir.Constant(_V8, [2.0] * 8))
         builder.store(v, pd, align=64).set_metadata("nontemporal", builder.module.add_metadata(_NT))
         return context.get_dummy_value()
@@ -58,9 +59,9 @@ def _scale8_nt(typingctx, dst, src, idx):
 def _copy_nt(typingctx, dst, start, src, count):
     """dst[start:start+count] = src[:count] by aligned non-temporal vector stores."""
     def codegen(context, builder, sig, args):
-        pd = builder.bitcast(_ptr(context, builder, sig.args[0], args[0], args[1]), _V8.as_pointer())
-        ps = builder.bitcast(context.make_array(sig.args[2])(context, builder, args[2]).data,
-                             _V8.as_pointer())
+        v8p = _V8.as_pointer()
+        pd = builder.bitcast(_ptr(context, builder, sig.args[0], args[0], args[1]), v8p)
+        ps = builder.bitcast(context.make_array(sig.args[2])(context, builder, args[2]).data, v8p)
         md = builder.module.add_metadata(_NT)
         with cgutils.for_range(builder, builder.udiv(args[3], ir.Constant(args[3].type, 8))) as lp:
             v = builder.load(builder.gep(ps, [lp.index]), align=64)

@@ -78,7 +78,8 @@ def _check(comp: Module) -> None:
 # that holds a huge argument, then the rest of the body reading the buffers.
 _SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
 # helpers whose loops LLVM vectorizes (in blocks, inside reductions)
-_VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log1p(", "_h.sin(", "_h.cos(")
+_VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log1p(",
+                "_h.sin(", "_h.cos(")
 
 
 def _expr(comp: Module, i: int, fast: bool = False) -> str:
@@ -140,7 +141,8 @@ def _nonfinite(x: str) -> str:
 
 # float ops whose result is >= 0 or NaN whatever their operands
 _NONNEGATIVE = {"square", "absolute", "fabs", "sqrt", "exp", "exp2", "cosh"}
-_MAX_LITERAL = {"float64": "1.7976931348623157e+308", "float32": "np.float32(3.4028234663852886e+38)"}
+_MAX_LITERAL = {"float64": "1.7976931348623157e+308",
+                "float32": "np.float32(3.4028234663852886e+38)"}
 
 
 def _sign(comp: Module, i: int) -> int:
