@@ -143,17 +143,10 @@ class ufunc:
     def __call__(self, x=_NOARG, /, *args, **kwargs):
         if type(x) is Array and self._unary and not args and not kwargs:  # f(x): hot path
             v = x._val  # tiny by construction (see _value_array)...
-            if v is not None and type(v) is not _ndarray and not _LOWERED[0]:  # a 0-d value
-                # (a NumPy scalar): NumPy's scalar call, now (W2's sqrt of its sum)
-                _eager_op()
-                a = _new_array(Array)
-                a._val = self._np(v)
-                a._st = a._proxy = a._base = a._tr = None
-                a._chain = ()
-                return a
             if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
                 v = _small(x)
-            if self._traced:
+            if self._traced and (v is None or type(v) is _ndarray):  # (a 0-d value, a NumPy
+                # scalar, goes straight to NumPy's call below: W2's sqrt of its sum)
                 tr = x._tr
                 if tr is not None and _EXT_GET() is tr[5]:  # a trace goes on
                     pid = self._after.get(tr[0])
@@ -509,19 +502,9 @@ def _record(name: str, args: tuple) -> Array | None:
             tr = _with_scalar(y, x)
         elif type(y) is not tuple:
             tr = _with_scalar(x, y)
-        elif not y[3]:  # one list of scalars: shared (see _with_scalar)
-            tr = (0, x[1] + y[1], x[2], x[3], x[4])
-        elif not x[3]:
-            tr = (0, x[1] + y[1], y[2], y[3], x[4])
         else:
-            scalars = x[2][:x[3]] + y[2][:y[3]]
-            tr = (0, x[1] + y[1], scalars, len(scalars), x[4])
-    _eager_op()
-    a = _new_array(Array)
-    a._tr = (pid, tr[1], tr[2], tr[3], tr[4] if shape is None else shape, ext)
-    a._val = a._st = a._proxy = a._base = None
-    a._chain = ()
-    return a
+            tr = (0, *_joined(x, y), x[4])
+    return _trace_array((pid, tr[1], tr[2], tr[3], tr[4] if shape is None else shape, ext))
 
 
 _THEN_TWO: dict[tuple, int] = {}  # (op, program id) -> that of `op(program, scalar, scalar)`
@@ -747,14 +730,18 @@ def _record_pair(name: str, x: tuple, y: tuple) -> Array | None:
     pid = _PIDS.get(key) or trace.program_id(key)
     if pid is None:
         return None
-    if not y[3]:  # one list of scalars: shared (see _with_scalar)
-        tr = (pid, x[1] + y[1], x[2], x[3], shape, x[5])
-    elif not x[3]:
-        tr = (pid, x[1] + y[1], y[2], y[3], shape, x[5])
-    else:
-        scalars = x[2][:x[3]] + y[2][:y[3]]
-        tr = (pid, x[1] + y[1], scalars, len(scalars), shape, x[5])
-    return _trace_array(tr)
+    return _trace_array((pid, *_joined(x, y), shape, x[5]))
+
+
+def _joined(x: tuple, y: tuple) -> tuple:
+    """(leaves, scalars, number of scalars used) of an operation on traces `x` and `y`: one
+    list of scalars is shared when only one of them uses any (see _with_scalar)."""
+    if not y[3]:
+        return x[1] + y[1], x[2], x[3]
+    if not x[3]:
+        return x[1] + y[1], y[2], y[3]
+    scalars = x[2][:x[3]] + y[2][:y[3]]
+    return x[1] + y[1], scalars, len(scalars)
 
 
 def _trace_operand(x, ext):
