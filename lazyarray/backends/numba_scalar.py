@@ -859,3 +859,69 @@ def pairwise_sum(a, lo, n):
             sp += 1
             break
 
+
+
+# Streaming stores (codegen/cpu.py, `Spec.stream`): a large elementwise kernel computes each
+# block of its output into a small buffer that stays in L1, then writes the block out with
+# non-temporal stores, which skip the read of each output line that a plain store makes first
+# (a third of a one-input kernel's memory traffic). Results are the same bits either way.
+_LINE = 64  # bytes per non-temporal vector store (one cache line)
+
+
+def _data_address(context, builder, aryty, ary, flat):
+    """The address (int64) of flat element `flat` of the contiguous array `ary`."""
+    data = context.make_array(aryty)(context, builder, ary).data
+    size = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+    i64 = llvmlite_ir.IntType(64)
+    return builder.add(builder.ptrtoint(data, i64), builder.mul(flat, i64(size))), size
+
+
+@intrinsic
+def stream_head(typingctx, arr, flat):
+    """How many elements of the contiguous `arr` from flat element `flat` come before the next
+    64-byte boundary (0 on one). Blocks of the output starting there are stored streaming."""
+    def codegen(context, builder, signature, args):
+        at, size = _data_address(context, builder, signature.args[0], args[0], args[1])
+        i64 = llvmlite_ir.IntType(64)
+        gap = builder.and_(builder.neg(at), i64(_LINE - 1))
+        return builder.udiv(gap, i64(size))
+    return types.int64(arr, types.int64), codegen
+
+
+@intrinsic
+def stream(typingctx, arr, flat, buf, count):
+    """arr.flat[flat:flat + count] = buf[:count] for the contiguous `arr`: by non-temporal
+    64-byte stores when the destination starts on a 64-byte boundary and spans whole lines,
+    by a plain copy otherwise (a block at an edge of the output)."""
+    def codegen(context, builder, signature, args):
+        at, size = _data_address(context, builder, signature.args[0], args[0], args[1])
+        i64 = llvmlite_ir.IntType(64)
+        src = context.make_array(signature.args[2])(context, builder, args[2]).data
+        nbytes = builder.mul(args[3], i64(size))
+        line = llvmlite_ir.VectorType(i64, _LINE // 8)
+        whole = builder.icmp_unsigned(
+            "==", builder.and_(builder.or_(at, nbytes), i64(_LINE - 1)), i64(0))
+        with builder.if_else(whole) as (lines, plain):
+            with lines:
+                dst = builder.inttoptr(at, line.as_pointer())
+                src_lines = builder.bitcast(src, line.as_pointer())
+                nontemporal = builder.module.add_metadata([llvmlite_ir.IntType(32)(1)])
+                with cgutils.for_range(builder, builder.udiv(nbytes, i64(_LINE))) as loop:
+                    v = builder.load(builder.gep(src_lines, [loop.index]), align=size)
+                    st = builder.store(v, builder.gep(dst, [loop.index]), align=_LINE)
+                    st.set_metadata("nontemporal", nontemporal)
+            with plain:
+                cgutils.raw_memcpy(builder, builder.inttoptr(at, src.type), src, args[3], size)
+        return context.get_dummy_value()
+    return types.void(arr, types.int64, buf, types.int64), codegen
+
+
+@intrinsic
+def stream_fence(typingctx):
+    """Order the streaming stores before everything after (they are weakly ordered): each
+    parallel iteration ends with one, before another thread may read what it wrote."""
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return types.void(), codegen
+

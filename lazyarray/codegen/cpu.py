@@ -28,8 +28,9 @@ from lazyarray.runtime.layout import Spec
 # moved down chains of one-operand ops; 15: row lanes in column reductions; 16: trace-tier
 # sums; 17: row fusion kernels; 18: non-finite counts of values that may not reach an
 # output; 19: reduction kernels check float values for not finite only (`_body`'s `loose`);
-# 20: one-compare checks of values of known sign, exp of a value <= 0 without the upper clamp
-CODEGEN_VERSION = 20
+# 20: one-compare checks of values of known sign, exp of a value <= 0 without the upper clamp;
+# 21: streaming stores of large loop outputs (Spec.stream)
+CODEGEN_VERSION = 21
 
 
 class Unsupported(Exception):
@@ -337,7 +338,8 @@ def _slow_path_instrs(comp: Module, spec: Spec, roots, skip: set[int]) -> list[i
 
 
 def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, count: str,
-                  skip: set[int], roots, tail, loose: bool = False) -> list[str]:
+                  skip: set[int], roots, tail, loose: bool = False,
+                  split: bool = False) -> list[str]:
     """`for jj in range(count)` over index u{d} = start + jj of dim d: the body, then the
     lines `tail(index names)` (which use `roots`). The index is unsigned: Numba then indexes
     without the negative-index wraparound, which LLVM cannot rule out for `start + jj` and
@@ -356,13 +358,13 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
     tail = tail(idx)
     slow = _slow_path_instrs(comp, spec, roots, skip)
     if not slow:
-        return loop + _indent(_body(comp, spec, idx, skip, loose=loose) + tail, 1)
+        return loop + _indent(_body(comp, spec, idx, skip, loose=loose, split=split) + tail, 1)
     args = {i: comp.instrs[i].operands[0] for i in slow}
     main = _ancestors(comp, spec, roots, stop=set(slow))
     rest = loop + _indent(_body(comp, spec, idx, skip, only=main,
                                 subst={i: f"tb{i}[jj]" for i in slow},
                                 aliases={a: f"ta{i}[jj]" for i, a in args.items()},
-                                loose=loose) + tail, 1)
+                                loose=loose, split=split) + tail, 1)
     if not any(set(slow) & _ancestors(comp, spec, [a]) for a in args.values()):
         # not nested: the arguments into buffers `ta<i>` first, then the math over those
         # contiguous buffers, which vectorizes whatever the strides of the inputs (LLVM
@@ -390,12 +392,13 @@ def _vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, 
     return lines + rest
 
 
-def _block_buffers(comp: Module, spec: Spec, roots, skip: set[int]) -> list[str]:
-    lines = []
+def _block_buffers(comp: Module, spec: Spec, roots, skip: set[int],
+                   size: int | None = None) -> list[str]:
+    lines, size = [], size or BLOCK
     for i in _slow_path_instrs(comp, spec, roots, skip):
         arg = comp.instrs[comp.instrs[i].operands[0]]
-        lines += [f"ta{i} = np.empty({BLOCK}, {np_type(arg.dtype)})",
-                  f"tb{i} = np.empty({BLOCK}, {np_type(comp.instrs[i].dtype)})"]
+        lines += [f"ta{i} = np.empty({size}, {np_type(arg.dtype)})",
+                  f"tb{i} = np.empty({size}, {np_type(comp.instrs[i].dtype)})"]
     return lines
 
 
@@ -614,12 +617,16 @@ def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         # a write (update) stores its value: out0 is the written region of the new version
         return [f"out{k}[{at}] = x{r}" for k, r in enumerate(roots)]
 
-    if spec.rank and _slow_path_instrs(comp, spec, roots, set()):
+    if spec.stream:
+        body = _render_stream_loop(comp, spec, idx, roots)
+        loop = _indent(body, 1)
+    elif spec.rank and _slow_path_instrs(comp, spec, roots, set()):
         return _render_blocked_loop(comp, spec, idx, stores, roots)
-    body = _body(comp, spec, idx, set(), split=True)
-    loop = (_indent(_nest(list(range(spec.rank)), "i", True), 1)
-            + _indent(body + stores(idx), spec.rank + 1))
-    if not any(line.startswith("nfo += ") for line in body):
+    else:
+        body = _body(comp, spec, idx, set(), split=True)
+        loop = (_indent(_nest(list(range(spec.rank)), "i", True), 1)
+                + _indent(body + stores(idx), spec.rank + 1))
+    if not any(line.lstrip().startswith("nfo += ") for line in body):
         return loop
     # the exact checks of the gated instructions, in a second pass that runs only when an
     # output element is not finite (serial: it is the rare case)
@@ -627,6 +634,36 @@ def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     return (["    nfo = 0", *loop, "    if nfo:"]
             + _indent(_nest(list(range(spec.rank)), "i", False), 2)
             + _indent(recheck, spec.rank + 2))
+
+
+STREAM_BLOCK = 64  # elements per block of a streaming loop
+STREAM_SUPERBLOCK = 256 * STREAM_BLOCK  # elements per parallel iteration
+
+
+def _render_stream_loop(comp: Module, spec: Spec, idx: list[str], roots) -> list[str]:
+    """A 1-d loop whose outputs are stored streaming (`Spec.stream`), in blocks of
+    STREAM_BLOCK elements computed into buffers `to<k>` (in L1), each block then written out
+    by `_h.stream`: non-temporal stores where the block covers whole 64-byte lines. Blocks
+    are aligned to out0's lines (a first short block up to the first boundary), and a full
+    block runs a loop of constant length (LLVM unrolls it: no trip-count or overlap checks).
+    Each parallel iteration (STREAM_SUPERBLOCK elements) ends with a fence. Not indented."""
+    sb, b = STREAM_SUPERBLOCK, STREAM_BLOCK
+    bufs = _block_buffers(comp, spec, roots, set(), b) + [
+        f"to{k} = np.empty({b}, {np_type(comp.instrs[r].dtype)})" for k, r in enumerate(roots)]
+
+    def block(count: str) -> list[str]:
+        return _vector_block(comp, spec, idx, 0, "lo", count, set(), roots,
+                             lambda _: [f"to{k}[jj] = x{r}" for k, r in enumerate(roots)],
+                             split=True)
+    return ["h0 = _h.stream_head(out0, 0)", f"v0 = h0 - {b} if h0 else 0",
+            f"for qs in prange((n0 - v0 + {sb - 1}) // {sb}):",
+            *_indent(bufs, 1),
+            f"    for qb in range(v0 + qs * {sb}, min(n0, v0 + (qs + 1) * {sb}), {b}):",
+            "        lo = max(qb, 0)", f"        hi = min(qb + {b}, n0)",
+            f"        if hi - lo == {b}:", *_indent(block(str(b)), 3),
+            "        else:", *_indent(block("hi - lo"), 3),
+            *(f"        _h.stream(out{k}, lo, to{k}, hi - lo)" for k in range(len(roots))),
+            "    _h.stream_fence()"]
 
 
 def _stored(comp: Module, o: int) -> int:

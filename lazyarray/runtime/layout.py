@@ -21,6 +21,11 @@ from lazyarray.passes.rows import is_row, row_space
 from lazyarray.ops.indexing import other_axes
 
 
+# Outputs of a 1-d loop kernel stream past the caches from this size: smaller ones are likely
+# read again while they are still cached.
+STREAM_MIN_BYTES = 16 << 20
+
+
 @dataclass(frozen=True, slots=True)
 class Spec:
     """The shape-free part of a launch: with the masked HLO text, the kernel's cache key."""
@@ -38,6 +43,9 @@ class Spec:
     # (runtime arguments): LLVM vectorizes those loads, not loads from strided 2-d views
     flat: tuple[int, ...] = ()
     flat_store: bool = False  # a write's store, likewise into a flat window of its region
+    # a 1-d loop whose outputs are larger than the caches: stored by non-temporal (streaming)
+    # stores, which do not read each output line before writing it (codegen/cpu.py)
+    stream: bool = False
 
 
 @dataclass(slots=True)
@@ -191,8 +199,11 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     if flat_store:
         flat_strides += [np.uint64(st) for st in region[1][:-1]]
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
+    stream = (flat and kind == "loop" and not empty and len(sizes) == 1
+              and math.prod(sizes) * sum(comp.instrs[o].dtype.itemsize for o in comp.outputs)
+              >= STREAM_MIN_BYTES)
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
-                tuple(flat_loads), flat_store)
+                tuple(flat_loads), flat_store, stream)
     return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views)
 
 

@@ -1,0 +1,135 @@
+"""Streaming stores: a 1-d loop kernel with an output larger than the caches computes each
+block into a buffer in L1 and writes it out by non-temporal stores (`Spec.stream`). Same
+bits as the plain loop, every dtype, length and alignment; the same warnings."""
+
+from __future__ import annotations
+
+import warnings
+
+import numba
+import numpy as np
+import pytest
+
+import lazyarray as la
+import lazyarray.backends.numba_scalar as _h
+from lazyarray import trace_tier
+from lazyarray.runtime import executor, layout
+
+from helpers import assert_like_numpy
+
+
+@numba.njit
+def _heads_and_copies(buf, src, offsets, counts):
+    """For each offset: stream_head of buf[offset:] at flat 0; then each count copied by
+    `stream` into buf[offset:] from src (the head's copy first, as a kernel does)."""
+    heads = np.empty(len(offsets), np.int64)
+    for k in range(len(offsets)):
+        out = buf[offsets[k]:]
+        heads[k] = _h.stream_head(out, 0)
+        at = 0
+        for c in counts:
+            _h.stream(out, at, src[at:], c)
+            at += c
+    _h.stream_fence()
+    return heads
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.float32, np.float64, np.complex128])
+def test_stream_helpers_at_every_alignment(dtype):
+    """`stream_head` counts elements to the next 64-byte line; `stream` copies exactly `count`
+    elements wherever it starts (non-temporal stores or a plain copy): never a byte outside."""
+    item = np.dtype(dtype).itemsize
+    counts = np.array([0, 1, 64 // item, 3, 64, 2 * 64 // item, 65, 130], np.int64)
+    total = int(counts.sum())
+    src = np.arange(1, total + 1).astype(dtype)
+    raw = np.zeros(total + 256 // item + 64, dtype)
+    base = (-raw.ctypes.data % 64) // item  # the first element on a line
+    offsets = np.arange(base, base + 64 // item + 1, dtype=np.int64)
+    for off in offsets:
+        raw[:] = 0
+        heads = _heads_and_copies(raw, src, np.array([off]), counts)
+        assert heads[0] == (-(raw.ctypes.data + off * item) % 64) // item
+        np.testing.assert_array_equal(raw[off:off + total], src)
+        assert not raw[:off].any() and not raw[off + total:].any()
+
+
+@pytest.fixture
+def streaming(compiled, monkeypatch):
+    """Every 1-d loop kernel streams its outputs (the threshold at 0), on fresh launches."""
+    monkeypatch.setattr(layout, "STREAM_MIN_BYTES", 0)
+    executor._prepared.clear()
+    trace_tier._REPLAYS.clear()
+    yield
+    executor._prepared.clear()
+    trace_tier._REPLAYS.clear()
+
+
+def _streamed() -> bool:
+    return all("_h.stream(" in k.source for k in la.explain().kernels)
+
+
+LENGTHS = [1, 7, 63, 64, 65, 129, 1000, 70_001]  # the last: several parallel iterations
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_streamed_elementwise_programs_match_numpy(streaming, n):
+    rng = np.random.default_rng(n)
+    xn = rng.standard_normal(n + 3)
+    for k in range(3):  # loads starting at other alignments than the output
+        x = la.asarray(xn)[k:]
+        ref = xn[k:]
+        got = la.where(x > 0.5, x * 2, la.clip(x, 0.1, 0.3))
+        assert_like_numpy(got, np.where(ref > 0.5, ref * 2, np.clip(ref, 0.1, 0.3)))
+        assert _streamed()
+    got = la.sin(x) * 3 - la.cos(x)  # the slow-path math in blocks
+    assert_like_numpy(got, np.sin(ref) * 3 - np.cos(ref))
+    assert _streamed()
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int32, np.float32, np.complex128])
+def test_streamed_outputs_of_every_dtype(streaming, dtype):
+    for n in (5, 77, 70_001):
+        an = (np.arange(n) % 11).astype(dtype)
+        a = la.asarray(an)
+        assert_like_numpy(a * a + a, an * an + an)
+        assert _streamed()
+        assert_like_numpy(a == a[::-1], an == an[::-1])
+        assert _streamed()
+
+
+def test_streamed_multi_output_fusion(streaming):
+    n = 70_001
+    xn = np.linspace(-3, 3, n)
+    x = la.asarray(xn)
+    y, z = x * 2 + 1, (x > 0)
+    la.evaluate(y, z)
+    assert _streamed()
+    assert_like_numpy(y, xn * 2 + 1)
+    assert_like_numpy(z, xn > 0)
+
+
+def test_streamed_kernel_warns_like_numpy(streaming):
+    xn = np.array([1.0, 1e300, -2.0, np.inf] * 50)
+    x = la.asarray(xn)
+    with np.errstate(all="warn", under="ignore"), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = np.asarray(x * 1e10 - x)  # overflow, then inf - inf
+    assert _streamed()
+    with np.errstate(all="warn", under="ignore"), warnings.catch_warnings(record=True) as ref:
+        warnings.simplefilter("always")
+        want = xn * 1e10 - xn
+    assert_like_numpy(got, want)
+    assert sorted(str(m.message) for m in w) == sorted(str(m.message) for m in ref)
+    assert all(m.filename == __file__ for m in w)
+
+
+def test_only_large_1d_loops_stream(compiled):
+    """The default threshold: 16 MiB of output; a reduction or a 2-d loop never streams."""
+    big = la.asarray(np.ones(layout.STREAM_MIN_BYTES // 8 + 1))
+    small = la.asarray(np.ones(1000))
+    assert "_h.stream(" in la.explain(big * 2 + 1).kernels[0].source
+    assert "_h.stream(" not in la.explain(small * 2 + 1).kernels[0].source
+    assert "_h.stream(" not in la.explain((big * 2).sum()).kernels[0].source
+    grid = la.asarray(np.ones((3000, 1000)))[:, 1:]  # 2-d: not merged into one dim
+    assert "_h.stream(" not in la.explain(grid * 2).kernels[0].source
+    assert_like_numpy(big * 2 + 1, np.full(big.shape, 3.0))
