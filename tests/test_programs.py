@@ -450,9 +450,35 @@ TANH_AT_CLIP = Program(
      Step("scalar", "multiply", (5, 10, False))])
 
 
+# Regression: v5 = exp(v0 ** 2) is a result, and `v5.reshape(-1, 1).copy()` is written (v14),
+# then a copy of that (v16): the first copy optimizes to the reshape, whose base is v5's
+# buffer, and the write went in place into it (v5 read 0.0 instead of 1.0).
+WRITE_INTO_A_VIEW_OF_A_RESULT = Program(
+    [np.array(0.), np.array([[[2]]]),
+     np.array([[[-2.53362353, -3.0, -2.47388942, -0.50466868, -2.47388942]],
+               [[1.18840817, -2.47388942, -2.47388942, -2.47388942, 0.54720897]]])],
+    [Step("slice", "", (3634, 218, 2094, 48083, -2)), Step("scalar", "power", (1772, -0.25, True)),
+     Step("unary", "exp", (429,)), Step("setslice", "", (187, 1493, 2142, 222, 3, 18976)),
+     Step("cumsum", "cumsum", (69, 1363)), Step("unary", "absolute", (24604,)),
+     Step("matmul", "", (925, 363)), Step("reshape", "", (65535, 644)),
+     Step("reshape", "", (4017, 5974)), Step("slice", "", (384, 22888, 3620, 154, 3)),
+     Step("reduce", "argmax", (1127, 13, True)),
+     Step("setslice", "", (23278, 2168, 830, 151, 3, 5233)),
+     Step("reduce", "std", (1357, 270, True)), Step("cumsum", "cumprod", (401, 314)),
+     Step("setslice", "", (43038, 10687, 297, 581, -1, 1443))])
+# Regression: the int -> float convert of v1 feeds a reduction and is written into a view
+# (`v3.copy()`, a reshape of the sum): it stayed outside every fusion ("unfused convert").
+SHARED_VALUE_OF_A_WRITE_INTO_A_VIEW = Program(
+    [np.array(0.), np.array([0]), np.array(0.)],
+    [Step("reduce", "mean", (1, 0, True)), Step("unary", "negative", (0,)),
+     Step("setslice", "", (3, 0, 0, 0, 2, 1))])
+
+
 @settings(max_examples=settings().max_examples)
 @given(program=programs())
 @example(program=TANH_AT_CLIP)
+@example(program=WRITE_INTO_A_VIEW_OF_A_RESULT)
+@example(program=SHARED_VALUE_OF_A_WRITE_INTO_A_VIEW)
 def test_random_programs(mode, program):
     instrs, np_vals = plan(program)
     n_in = len(program.inputs)

@@ -9,6 +9,7 @@ import warnings
 import numba
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import lazyarray as la
 import lazyarray.backends.numba_scalar as _h
@@ -16,6 +17,7 @@ from lazyarray import trace_tier
 from lazyarray.runtime import executor, layout
 
 from helpers import assert_like_numpy
+from test_programs import code_line, compare, execute, perturbed_runs, plan, programs
 
 
 @numba.njit
@@ -133,3 +135,22 @@ def test_only_large_1d_loops_stream(compiled):
     grid = la.asarray(np.ones((3000, 1000)))[:, 1:]  # 2-d: not merged into one dim
     assert "_h.stream(" not in la.explain(grid * 2).kernels[0].source
     assert_like_numpy(big * 2 + 1, np.full(big.shape, 3.0))
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(program=programs())
+def test_generated_programs_streamed(streaming, program):
+    """Whole generated programs (tests/test_programs.py) with every 1-d loop streaming."""
+    instrs, np_vals = plan(program)
+    n_in = len(program.inputs)
+    lines = [f"v{i} = xp.asarray(...)" for i in range(n_in)]
+    lines += [code_line(n_in + k, ins) for k, ins in enumerate(instrs)]
+    alts = perturbed_runs(program, instrs)
+    vals = [la.asarray(a) for a in program.inputs]
+    with np.errstate(all="ignore"):
+        for instr in instrs:
+            vals.append(execute(la, instr, vals))
+    la.evaluate(*vals)
+    for k, (v, expected) in enumerate(zip(vals, np_vals)):
+        compare(k, lines[k], np.asarray(v), expected, [alt[k] for alt in alts])

@@ -66,12 +66,13 @@ def _cheap(ins: Instr) -> bool:
 
 def _needs_buffer(m: Module, u: int, i: int) -> bool:
     """Does instruction u read i other than element by element in its own iteration space?
-    (through a view, as a gather's table, or as a write / library call)"""
+    (through a view, as a gather's table, as a library call's operand, or as the value of a
+    write that cannot fuse with it: one into a view, which the executor runs)"""
     user = m.instrs[u]
     if user.opcode == "gather":
         return user.operands[0] == i
     return user.opcode in MOVEMENT or (not user.is_elementwise and user.opcode not in REDUCE_LIKE
-                                       and not _written_by(m, u, i))
+                                       and not (_written_by(m, u, i) and _fusable_write(m, u)))
 
 
 def _base(m: Module, i: int) -> int:

@@ -646,13 +646,18 @@ def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray
                free: frozenset = frozenset()) -> bool:
     """May instruction i write into operand o's buffer (XLA's buffer donation)?
 
-    A buffer this execution made (not an output, not a view), or a parameter listed in `free`
-    (an input nothing outside the pending graph holds), whose last reader is i: no one can
-    observe the old version any more.
+    A buffer this execution made (not an output), or a parameter listed in `free` (an input
+    nothing outside the pending graph holds), whose last reader is i: no one can observe the
+    old version any more. Operand o may be a view of all of such a buffer (a reshape): then
+    the buffer it views must be neither a result nor read after i, through any view.
     """
-    src = m.instrs[o]
-    if (last_use[o] != i or o in m.outputs or not isinstance(value, np.ndarray)
-            or not value.flags.c_contiguous or not whole_owner(value)):
+    b = o
+    while m.instrs[b].opcode in MOVEMENT:
+        b = m.instrs[b].operands[0]
+    src = m.instrs[b]
+    if (last_use[o] != i or last_use[b] != i or o in m.outputs or b in m.outputs
+            or not isinstance(value, np.ndarray) or not value.flags.c_contiguous
+            or not whole_owner(value)):
         return False
     if src.opcode == "parameter":
         return src.attr("index") in free
