@@ -42,6 +42,12 @@ PROGRAMS = {
     "square_overflow": lambda xp, n: (_f64(xp, n) * 1e200) ** 2,  # overflow, a value >= 0
     "float32_square": lambda xp, n: xp.asarray(np.full(n, 3e19, np.float32)) ** 2,  # overflow
     "negative_sqrt": lambda xp, n: -xp.sqrt(_f64(xp, n) - 2.0),  # invalid, a value <= 0
+    # loops keep the running maximum of magnitude bits (`_magnitude_bits`): a NaN with its
+    # sign bit set, float32 and complex values still reach the exact checks
+    "signed_nan": lambda xp, n: xp.sqrt(_f64(xp, n) - 2.0) * 2.0,  # invalid: -NaN (x86)
+    "float32_nan_input": lambda xp, n: xp.asarray(np.full(n, np.nan, np.float32)) * 2,
+    "complex_overflow": lambda xp, n: (_f64(xp, n) * (1 + 1e300j)) * 1e10,  # overflow
+    "complex_nan_input": lambda xp, n: (xp.asarray(np.full(n, np.nan)) * 1j + 1.0) * 2.0,
     "clean": lambda xp, n: _f64(xp, n) * 2.0 + 1.0,  # nothing
     "nan_input": lambda xp, n: xp.asarray(np.full(n, np.nan)) * 2.0 + 1.0,  # nothing
 }
