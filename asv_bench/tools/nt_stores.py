@@ -11,8 +11,9 @@ output), alternating, medians in ms:
 - plain: the loop as the code generator writes it (LLVM vectorizes it, plain stores);
 - direct: 8 elements at a time, loaded, scaled and stored as one aligned vector marked
   non-temporal (an LLVM intrinsic written here: `vmovntpd`);
-- blocked: the plain loop into a 4 KiB buffer in L1, then that buffer copied out by aligned
-  non-temporal vector stores;
+- blocked: the plain loop into a 512-byte buffer in L1 (64 elements), then that buffer
+  copied out by aligned non-temporal vector stores (what the code generator's streaming
+  loops do, `Spec.stream`);
 - marked: the plain loop with its scalar store marked non-temporal; the loop is then not
   vectorized, and the backend emits scalar `movntsd` (AMD's SSE4a), eight per unrolled
   iteration. Fast for this body; W8's generated kernel marked the same way ran 1.9x slower
@@ -90,7 +91,7 @@ def _sfence(typingctx):
     return types.void(), codegen
 
 
-BLOCK = 512
+BLOCK = 64  # elements per buffered block (512 lost the gain: docs/performance.md)
 
 
 @njit(parallel=True)
