@@ -860,7 +860,6 @@ def pairwise_sum(a, lo, n):
             break
 
 
-
 # Streaming stores (codegen/cpu.py, `Spec.stream`): a large elementwise kernel computes each
 # block of its output into a small buffer that stays in L1, then writes the block out with
 # non-temporal stores, which skip the read of each output line that a plain store makes first
@@ -924,4 +923,3 @@ def stream_fence(typingctx):
         builder.fence("seq_cst")
         return context.get_dummy_value()
     return types.void(), codegen
-
