@@ -398,7 +398,40 @@ def perturbed_runs(program, instrs, seed=1):
 # --------------------------------------------------------------------------
 
 
-def compare(k, line, got, expected, alts):
+def _operands(instr):
+    kind, _, p = instr
+    if kind in ("binary", "matmul"):
+        return [p[0], p[1]]
+    if kind == "where":
+        return [p[0], p[1], p[2]]
+    if kind == "setslice":
+        return [p[0], p[2]]
+    if kind == "iop":
+        return [p[0]] + ([p[2]] if p[2] is not None else [])
+    return [p[0]]
+
+
+_MOVES = ("index", "transpose", "reshape")
+
+
+def rounding_floors(n_inputs, instrs, vals):
+    """Per value, the coarsest float dtype any computed value it depends on was rounded to
+    (None: only its own dtype's, or none). A float64 value cast from a float32 result carries
+    the float32 result's rounding (a float32 sum or product accumulated in float64 is one
+    float32 ulp off NumPy's step-by-step float32), which two random perturbations can happen
+    to cancel; the comparison allows that dtype's tolerance."""
+    floors = [None] * n_inputs
+    for k, instr in enumerate(instrs):
+        cands = [floors[o] for o in _operands(instr) if floors[o] is not None]
+        own = vals[n_inputs + k].dtype
+        if instr[0] not in _MOVES and own.kind in "fc":
+            cands.append(own)
+        floors.append(max(cands, key=lambda d: np.finfo(d).eps) if cands else None)
+    return floors
+
+
+def compare(k, line, got, expected, alts, floor=None):
+    """`floor`: a float dtype whose tolerance applies too (see `rounding_floors`)."""
     got = np.asarray(got)
     assert got.shape == expected.shape, f"{line}: shape {got.shape} != numpy's {expected.shape}"
     assert got.dtype == expected.dtype, f"{line}: dtype {got.dtype} != numpy's {expected.dtype}"
@@ -410,6 +443,8 @@ def compare(k, line, got, expected, alts):
         assert not bad.any(), f"{line}: {int(bad.sum())} elements differ\n got={got}\n expected={expected}"
         return
     rtol, atol = tolerance(expected.dtype)
+    if floor is not None:
+        rtol, atol = max(rtol, tolerance(floor)[0]), max(atol, tolerance(floor)[1])
     with np.errstate(all="ignore"):
         e = expected.astype(np.float64)
         g = got.astype(np.float64)
@@ -474,9 +509,24 @@ SHARED_VALUE_OF_A_WRITE_INTO_A_VIEW = Program(
      Step("setslice", "", (3, 0, 0, 0, 2, 1))])
 
 
+# Regression (the tolerance model): a float32 cumprod accumulates in float64, one float32 ulp
+# off NumPy's at 2.6e-33; log1p keeps it, and the cast to float64 was compared at float64's
+# tolerance because both perturbed runs happened to cancel there (`rounding_floors`).
+FLOAT32_ROUNDING_CAST_UP = Program(
+    [np.array([1.3897492, -1.4973849e-33, -1.2504064, 0.0], np.float32), np.zeros((1, 3, 1))],
+    [Step("unary", "negative", (0,))] * 3
+    + [Step("cumsum", "cumprod", (0, 0)), Step("unary", "negative", (0,)),
+       Step("iop", "+=", (0, 0, 0, 0, 1, 0)), Step("unary", "negative", (0,)),
+       Step("unary", "negative", (0,)), Step("setslice", "", (0, 0, 0, 0, 1, 0)),
+       Step("matmul", "", (0, 0)), Step("unary", "negative", (0,)),
+       Step("unary", "negative", (0,)), Step("unary", "log1p", (2046,))]
+    + [Step("unary", "negative", (0,))] * 13 + [Step("astype", "float64", (256,))])
+
+
 @settings(max_examples=settings().max_examples)
 @given(program=programs())
 @example(program=TANH_AT_CLIP)
+@example(program=FLOAT32_ROUNDING_CAST_UP)
 @example(program=WRITE_INTO_A_VIEW_OF_A_RESULT)
 @example(program=SHARED_VALUE_OF_A_WRITE_INTO_A_VIEW)
 def test_random_programs(mode, program):
@@ -504,8 +554,9 @@ def test_random_programs(mode, program):
         "observing arrays after la.evaluate ran kernels again"
     )
 
+    floors = rounding_floors(n_in, instrs, np_vals)
     for k, (got, expected) in enumerate(zip(results, np_vals)):
-        compare(k, lines[k], got, expected, [alt[k] for alt in alts])
+        compare(k, lines[k], got, expected, [alt[k] for alt in alts], floors[k])
 
 
 def test_program_printing_is_readable():
