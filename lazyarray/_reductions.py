@@ -191,7 +191,7 @@ def _large_float64(a) -> bool:
 
 def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
     """`var` of a large float64 trace or leaf on the trace tier, in NumPy's steps (the mean
-    kept as dims, `x - mean`, `x * x`, its sum, the division by n - ddof); None when a step
+    kept as dims, `x - mean`, `square(x)`, its sum, the division by n - ddof); None when a step
     does not record, or when n - ddof <= 0 (NumPy's warning: the lazy tier's)."""
     n = _count(a, axis)
     if n - ddof <= 0:
@@ -202,7 +202,7 @@ def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
     x = a - total / float(n)
     if x._tr is None:
         return None
-    squares = record_reduce(x * x, "add", axis, keepdims)
+    squares = record_reduce(_UFUNCS["square"](x), "add", axis, keepdims)
     return None if squares is None else squares / float(n - ddof)
 
 
@@ -272,11 +272,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     total = sum(Array(node), axis=axis, dtype=dt, keepdims=True)._node
     arrmean = build.convert(build.elementwise("divide", total, n), total.dtype)
     x = build.elementwise("subtract", node, arrmean)
-    if x.dtype.kind == "c":
-        sq = build.elementwise("multiply", x, build.elementwise("conjugate", x))
-        sq = build.convert(sq, np.dtype(f"f{x.dtype.itemsize // 2}"))
-    else:
-        sq = build.elementwise("multiply", x, x)
+    if x.dtype.kind == "c":  # as NumPy: the squares of the real and imaginary parts, added
+        real = build.convert(x, np.dtype(f"f{x.dtype.itemsize // 2}"))
+        sq = build.elementwise("add", build.elementwise("square", real),
+                               build.elementwise("square", build.elementwise("imag", x)))
+    else:  # (square, not multiply: NumPy's warnings name the ufunc)
+        sq = build.elementwise("square", x)
     ret = sum(Array(sq), axis=axis, dtype=dt, keepdims=keepdims)._node
     res = build.convert(build.elementwise("divide", ret, builtins.max(n - ddof, 0)), ret.dtype)
     return _finish(res, out)

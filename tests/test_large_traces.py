@@ -330,11 +330,12 @@ def layer_norm(xp, x):
     return (x - m) / xp.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
 
 
-@pytest.mark.parametrize("body, kernels", [(softmax, 1), (standardize, 3), (layer_norm, 1)],
+@pytest.mark.parametrize("body, kernels", [(softmax, 1), (standardize, 2), (layer_norm, 1)],
                          ids=["softmax", "standardize", "layer_norm"])
 def test_reductions_and_broadcasting_replay(body, kernels):
     """Reductions over some axes broadcast back: one trace, then one replayed module (W3's
-    row kernel, W6's column statistics)."""
+    row kernel, W6's column statistics: mean and std in one moments kernel, then the
+    elementwise one)."""
     x = la.asarray(G)
     y = body(la, x)
     assert y._tr is not None
@@ -365,7 +366,8 @@ def test_replays_of_other_modules_walk_them(monkeypatch):
     y = standardize(la, x)
     with no_graph():  # a replay, walked
         np.testing.assert_allclose(np.asarray(y), standardize(np, G), rtol=1e-12, atol=1e-12)
-    assert [k.status for k in la.explain().kernels] == ["hit"] * 3
+    # (mean and std: one moments kernel)
+    assert [k.status for k in la.explain().kernels] == ["hit"] * 2
     z = la.asarray(np.zeros(N))
     with np.errstate(all="warn", under="ignore"):
         for _ in range(3):
@@ -382,7 +384,7 @@ def test_a_flagged_replay_of_several_kernels_warns_at_the_forcing_line():
     z[3, 4] = 1.0
     x = la.asarray(z)
     with np.errstate(all="warn", under="ignore"):
-        for _ in range(3):  # recorded, then replayed (three kernels)
+        for _ in range(3):  # recorded, then replayed (two kernels)
             y = (x - x.mean(axis=0)) / x.std(axis=0)  # columns of zeros: 0 / 0
             with warnings.catch_warnings(record=True) as got:
                 warnings.simplefilter("always")
@@ -391,7 +393,8 @@ def test_a_flagged_replay_of_several_kernels_warns_at_the_forcing_line():
                 (__file__, "invalid value encountered in divide")]
             with np.errstate(all="ignore"):
                 want = (z - z.mean(axis=0)) / z.std(axis=0)
-            np.testing.assert_array_equal(value, want)
+            # (the same NaNs; the std from one read of x rounds as another summation order)
+            np.testing.assert_allclose(value, want, rtol=1e-14, atol=0)
 
 
 @pytest.mark.parametrize("call", [

@@ -527,7 +527,7 @@ def _fp_line(comp: Module, i: int, sure: set[int]) -> list[str]:
 
 def _signature(comp: Module, spec: Spec) -> list[str]:
     params = [f"out{k}" for k in range(len(comp.outputs))]
-    if spec.kind == "reduce":
+    if spec.kind in ("reduce", "moments"):
         params += [f"part{k}" for k in range(len(_reductions(comp)))]
     n_arr = sum(d is not None for _, d in spec.loads)
     params += [f"a{k}" for k in range(n_arr)]
@@ -539,6 +539,8 @@ def _signature(comp: Module, spec: Spec) -> list[str]:
         params += [f"init{k}" for k in range(len(_reductions(comp)))] + ["nchunks"]
     if spec.kind == "row":
         params += [f"init{k}" for k in range(len(_reductions(comp)))]
+    if spec.kind == "moments":
+        params += ["rb", "nblocks", "w"]
     if spec.kind == "scan":
         params.append("init0")
     if spec.tables:
@@ -580,6 +582,10 @@ def render(comp: Module, spec: Spec) -> str:
         from lazyarray.codegen.rows import render_rows
 
         src = head + render_rows(comp, spec)
+    elif spec.kind == "moments":
+        from lazyarray.codegen.moments import render_moments
+
+        src = head + render_moments(comp, spec)
     else:
         src = head + _render_argreduce(comp, spec, idx)
     src += ["    fpe += fpf", "    return fpe  # how many places may have raised a floating-point flag"]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from lazyarray.ir.hlo import Module
 from lazyarray.passes.fusion import fuse
+from lazyarray.passes.moments import fuse_moments
 from lazyarray.passes.rows import fuse_rows
 from lazyarray.passes.simplify import dce, simplify
 
@@ -15,10 +16,12 @@ PIPELINE: tuple[Pass, ...] = (
     simplify,  # CSE (by construction), x*1 / x+0 / --x, constant folding, views pushed to leaves
     dce,  # drop what no output needs
     fuse,  # loop, input and multi-output fusion; views stay on the buffers they read
+    fuse_moments,  # a sum over leading axes + the squared deviations from it: one read of X
     fuse_rows,  # a reduction over trailing axes + what reads it back: one kernel over rows
 )
-# the GPU and dask backends run fusions one at a time, over the whole array: no row fusion
-DEVICE_PIPELINE: tuple[Pass, ...] = PIPELINE[:-1]
+# the GPU and dask backends run fusions one at a time, over the whole array: no moments or
+# row fusion
+DEVICE_PIPELINE: tuple[Pass, ...] = PIPELINE[:3]
 
 
 def run_pipeline(module: Module, passes: Sequence[Pass] = PIPELINE) -> Module:
@@ -27,5 +30,5 @@ def run_pipeline(module: Module, passes: Sequence[Pass] = PIPELINE) -> Module:
     return module
 
 
-__all__ = ["DEVICE_PIPELINE", "PIPELINE", "dce", "fuse", "fuse_rows", "run_pipeline",
-           "simplify"]
+__all__ = ["DEVICE_PIPELINE", "PIPELINE", "dce", "fuse", "fuse_moments", "fuse_rows",
+           "run_pipeline", "simplify"]

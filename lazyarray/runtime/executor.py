@@ -33,7 +33,7 @@ from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import blas, diskcache, pool
 from lazyarray.passes.rows import row_space
-from lazyarray.runtime.layout import Launch, plan, span
+from lazyarray.runtime.layout import Launch, moment_blocks, plan, span
 from lazyarray.storage import apply_update, copy_outside, strided_view
 
 log = logging.getLogger("lazyarray")
@@ -195,6 +195,12 @@ def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, 
         full = row_space(comp)[0]
         head = [r.reshape(sizes if r.shape == full else sizes[:1]) for r in results]
         return results, head, [*launch.scalars, *launch.flat_strides, *sizes, *_inits(comp)]
+    if spec.kind == "moments":  # one value per kept element; partials per block
+        rb, nblocks, w = moment_blocks(*sizes)
+        acc = acc_dtype("add", next(i for i in comp.instrs if i.opcode == "reduce").dtype)
+        head = [r.reshape(sizes[1]) for r in results]
+        head += [np.zeros((nblocks, sizes[1]), acc) for _ in range(2)]
+        return results, head, [*launch.scalars, *sizes, rb, nblocks, w]
     head = [r.reshape(canon_shape) for r in results]
     inits = []
     if spec.kind == "reduce":

@@ -17,6 +17,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ir.interpret import apply_movement
+from lazyarray.passes import moments
 from lazyarray.passes.rows import is_row, row_space
 from lazyarray.ops.indexing import other_axes
 
@@ -101,6 +102,9 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     """The launch of `comp` over `operands` (`memo`: values of view instructions the caller
     computed already, by instruction id; `flat`: pass strided multi-dimensional loads with a
     unit inner stride as flat windows, see `Spec.flat`)."""
+    found = moments.parts(comp)
+    if found is not None:
+        return _plan_moments(comp, operands, memo, found)
     if is_row(comp):
         return _plan_rows(comp, operands, memo, flat)
     reds = [ins for ins in comp.instrs if ins.opcode in ("reduce", "argreduce", "scan")]
@@ -249,6 +253,42 @@ def _plan_rows(comp: Module, operands: list, memo: dict | None, flat: bool) -> L
     spec = Spec("row", 2, (False, True), tuple(loads), False, (), tuple(flat_loads))
     return Launch(spec, (rows, cols), arrays, scalars, rows == 0 or cols == 0, None,
                   flat_strides, views)
+
+
+def _plan_moments(comp: Module, operands: list, memo: dict | None,
+                  found: moments.Parts) -> Launch:
+    """A moments fusion's launch (passes/moments.py): X as n0 rows (the reduced axes) of n1
+    kept elements, passed as its flat C-ordered elements (a copy of a view that is not
+    C-contiguous); every other load is a scalar (the fusion reads nothing else)."""
+    shape, k = comp.instrs[found.x].shape, found.k
+    rows, cols = math.prod(shape[:k]), math.prod(shape[k:])
+    memo = {} if memo is None else dict(memo)
+    loads, arrays, scalars = [], [], []
+    for p in load_points(comp):
+        v = np.asarray(_value(comp, p, operands, memo))
+        if p == found.x:
+            loads.append((p, (0, 1)))
+            arrays.append(np.ascontiguousarray(v).reshape(-1))
+        elif not any(v.strides):
+            loads.append((p, None))
+            scalars.append(v[(0,) * v.ndim] if v.size else v.dtype.type(0))
+        else:
+            raise AssertionError("a moments fusion reads an array other than X")
+    spec = Spec("moments", 2, (True, False), tuple(loads), True)
+    return Launch(spec, (rows, cols), arrays, scalars, rows == 0 or cols == 0, None, [],
+                  list(arrays))
+
+
+MOMENT_BLOCK = 1 << 15  # elements of X per block of a moments kernel (256 KiB of float64)
+MOMENT_LANES = 64  # lanes a block is summed into (a multiple of the kept size when it fits)
+
+
+def moment_blocks(rows: int, cols: int) -> tuple[int, int, int]:
+    """(rows per block, blocks, lanes) of a moments kernel: fixed by the sizes alone, so the
+    order of every addition is too."""
+    cols = max(1, cols)
+    rb = max(1, MOMENT_BLOCK // cols)
+    return rb, -(-rows // rb), cols * max(1, MOMENT_LANES // cols)
 
 
 def _flat_window(a: np.ndarray) -> np.ndarray | None:
