@@ -21,7 +21,7 @@ from lazyarray.codegen.cpu import (_epilogue, _expr, _fp_line, _indent, _nonfini
                                    np_type)
 from lazyarray.ir.hlo import Module
 from lazyarray.passes.moments import parts
-from lazyarray.runtime.layout import Spec
+from lazyarray.runtime.layout import MOMENT_LANES, Spec
 
 def render_moments(comp: Module, spec: Spec) -> list[str]:
     """The kernel body after the signature and the scalar loads, indented one level."""
@@ -30,26 +30,34 @@ def render_moments(comp: Module, spec: Spec) -> list[str]:
     u, at = "np.uint64(u)", "np.uint64(t) + np.uint64(u)"  # (unsigned: no wraparound test,
     # which keeps LLVM from vectorizing the loads)
 
-    def sweep(term: str, tail: str, into: str) -> list[str]:
-        """`term` over the block's elements into the lanes, then the lanes per kept element
-        into `into`."""
-        return [f"for u in range(w):", f"    acc[u] = {acc}(0)",
-                "for t in range(bs, bf, w):", "    for u in range(w):",
+    def sweep(w: str, term: str, tail: str, into: str) -> list[str]:
+        """`term` over the block's elements into the `w` lanes, then the lanes per kept
+        element into `into`."""
+        return [f"for u in range({w}):", f"    acc[u] = {acc}(0)",
+                f"for t in range(bs, bf, {w}):", f"    for u in range({w}):",
                 f"        acc[{u}] += {term}", "for t in range(bf, be):",
                 f"    acc[np.uint64(t - bf)] += {tail}",
-                "for j in range(n1):", "    v = acc[j]", "    for r in range(1, w // n1):",
+                "for j in range(n1):", "    v = acc[j]", f"    for r in range(1, {w} // n1):",
                 "        v += acc[r * n1 + j]", f"    {into}[b, j] = v"]
+
+    def passes(w: str) -> list[str]:
+        """Both passes over the block, with `w` lanes (a name, or a number LLVM sees)."""
+        dev = "({0} - mb[{1}]) * ({0} - mb[{1}])"
+        return ([f"bf = bs + (be - bs) // {w} * {w}"]
+                + sweep(w, f"{acc}(a0[{at}])", f"{acc}(a0[np.uint64(t)])", "part0")
+                + [f"for u in range({w}):", "    mb[u] = part0[b, u % n1] / cnt"]
+                + sweep(w, dev.format(f"{acc}(a0[{at}])", u),
+                        dev.format(f"{acc}(a0[np.uint64(t)])", "np.uint64(t - bf)"), "part1"))
 
     # (names apart from the signature's s<k>, n<k>, x<k>: a kernel argument assigned in a
     # prange body would become a variable shared by its iterations)
     block = ["lo = b * rb", "hi = min(lo + rb, n0)", "cnt = hi - lo", "bs = lo * n1",
-             "be = hi * n1", "bf = bs + (be - bs) // w * w",
-             f"acc = np.empty(w, {acc})", f"mb = np.empty(w, {acc})"]
-    block += sweep(f"{acc}(a0[{at}])", f"{acc}(a0[np.uint64(t)])", "part0")
-    block += ["for u in range(w):", "    mb[u] = part0[b, u % n1] / cnt"]
-    dev = "({0} - mb[{1}]) * ({0} - mb[{1}])"
-    block += sweep(dev.format(f"{acc}(a0[{at}])", u),
-                   dev.format(f"{acc}(a0[np.uint64(t)])", "np.uint64(t - bf)"), "part1")
+             "be = hi * n1", f"acc = np.empty(w, {acc})", f"mb = np.empty(w, {acc})",
+             # the usual lane count as a constant: LLVM unrolls the lanes into registers'
+             # worth of vectors (a kernel loaded from the disk cache ran 1.3-1.5x slower
+             # with the count a run-time value)
+             f"if w == {MOMENT_LANES}:", *_indent(passes(str(MOMENT_LANES)), 1),
+             "else:", *_indent(passes("w"), 1)]
 
     epi = _epilogue(comp)
     derived = {p.total, p.deviations}
