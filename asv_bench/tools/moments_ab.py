@@ -16,14 +16,13 @@ ratios. docs/performance.md quotes it.
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
 
 import lazyarray as la
 from lazyarray import engine, showcase
 from lazyarray.passes import moments
-from stream_ab import _launches  # (sibling scripts: run from the repository root)
+from stream_ab import _launches, alternate  # (sibling scripts: run from the repository root)
 from vs_ideal import workload_args
 
 
@@ -52,16 +51,8 @@ def main() -> None:
     loop()
     print(f"kernels: {len(two)} without the moments fusion, {len(one)} with it")
     last = "numpy" if stat else "loop"
-    times: dict[str, list[float]] = {"off": [], "on": [], last: []}
-    runs = {"off": lambda: [k(*a) for k, a in two], "on": lambda: [k(*a) for k, a in one],
-            last: loop}
-    for _ in range(rounds):
-        for label, run in runs.items():
-            t0 = time.perf_counter()
-            run()
-            times[label].append(time.perf_counter() - t0)
-    med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
-    print("  ".join(f"{k} {v:.3f} ms" for k, v in med.items()))
+    med = alternate({"off": lambda: [k(*a) for k, a in two],
+                     "on": lambda: [k(*a) for k, a in one], last: loop}, rounds)
     print(f"on / off {med['on'] / med['off']:.3f}, on / {last} {med['on'] / med[last]:.3f}, "
           f"off / {last} {med['off'] / med[last]:.3f}")
 

@@ -50,6 +50,19 @@ def _launches(call) -> list:
     return seen
 
 
+def alternate(runs: dict, rounds: int) -> dict[str, float]:
+    """Call each of `runs` in turn, `rounds` times; print and return the medians in ms."""
+    times: dict[str, list[float]] = {label: [] for label in runs}
+    for _ in range(rounds):
+        for label, run in runs.items():
+            t0 = time.perf_counter()
+            run()
+            times[label].append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
+    print("  ".join(f"{k} {v:.3f} ms" for k, v in med.items()))
+    return med
+
+
 def main() -> None:
     name, wl, inputs, lazy, rounds = workload_args(__doc__, 40)
 
@@ -63,16 +76,8 @@ def main() -> None:
     stream = _launches(call)
     loop = showcase._numba_kernels()[name](*inputs)
     loop()
-    times: dict[str, list[float]] = {"plain": [], "stream": [], "loop": []}
-    runs = {"plain": lambda: [k(*a) for k, a in plain],
-            "stream": lambda: [k(*a) for k, a in stream], "loop": loop}
-    for _ in range(rounds):
-        for label, run in runs.items():
-            t0 = time.perf_counter()
-            run()
-            times[label].append(time.perf_counter() - t0)
-    med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
-    print("  ".join(f"{k} {v:.3f} ms" for k, v in med.items()))
+    med = alternate({"plain": lambda: [k(*a) for k, a in plain],
+                     "stream": lambda: [k(*a) for k, a in stream], "loop": loop}, rounds)
     print(f"stream / plain {med['stream'] / med['plain']:.3f}, stream / loop "
           f"{med['stream'] / med['loop']:.3f}, plain / loop {med['plain'] / med['loop']:.3f}")
 
