@@ -6,6 +6,7 @@ values (exactly for bool/int, within a dtype-keyed tolerance for floats and
 complexes, NaN == NaN, infinities must agree in sign).
 """
 
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -217,6 +218,14 @@ def assert_raises_lazily(exc_type, build, what="operation"):
         f"({after - before} materializations); it must fail while building"
     )
     return info
+
+
+def with_warnings(fn):
+    """(fn(), the warnings it issued: every one recorded, none filtered)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = fn()
+    return value, caught
 
 
 def run_numpy(np_call):

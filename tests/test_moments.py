@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 import lazyarray as la
 from lazyarray.passes.moments import MAX_COLS
 from lazyarray.runtime import layout
-from tests.helpers import assert_like_numpy, assert_meta_like_numpy
+from tests.helpers import assert_like_numpy, assert_meta_like_numpy, with_warnings
 
 CPU = dict(backend="cpu", eager_threshold=0)
 
@@ -181,14 +181,11 @@ def test_nan_inf_and_overflow_warn_as_numpy(poison):
     if poison == "huge":
         X[701, 1] = -1e300
     with np.errstate(all="warn"):
-        with warnings.catch_warnings(record=True) as want_w:
-            warnings.simplefilter("always")
-            want = w6(np, X)
-        with la.options(**CPU), warnings.catch_warnings(record=True) as got_w:
-            warnings.simplefilter("always")
+        want, want_w = with_warnings(lambda: w6(np, X))
+        with la.options(**CPU):
             r = w6(la, la.asarray(X))
             assert "kind=moments" in _plan(r)[1]
-            got = np.asarray(r)
+            got, got_w = with_warnings(lambda: np.asarray(r))
     assert_meta_like_numpy(got, want)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     assert {str(w.message) for w in got_w} == {str(w.message) for w in want_w}
