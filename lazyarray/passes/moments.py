@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lazyarray.ir.hlo import MOVEMENT, Builder, Instr, Module
+from lazyarray.ir.hlo import MOVEMENT, REDUCE_LIKE, Builder, Instr, Module
 from lazyarray.passes.fusion import _join
 
 MAX_COLS = 256  # kept elements: partials per block stay a small fraction of X
@@ -176,8 +176,13 @@ def match(m: Module, f2: int) -> tuple[int, int, int] | None:
 def parts(comp: Module) -> Parts | None:
     """The pieces of a merged moments computation (see `fuse_moments`), or None when `comp`
     is not one."""
-    reds = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"]
-    if len(reds) != 2 or any(ins.opcode in ("argreduce", "scan") for ins in comp.instrs):
+    reds = []  # (one pass: every launch plan asks)
+    for i, ins in enumerate(comp.instrs):
+        if ins.opcode in REDUCE_LIKE:
+            if ins.opcode != "reduce" or len(reds) == 2:
+                return None
+            reds.append(i)
+    if len(reds) != 2:
         return None
     total, dev = reds
     d = _squared(comp, comp.instrs[dev].operands[0])
