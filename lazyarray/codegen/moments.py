@@ -5,8 +5,8 @@ parallel iteration. A block is a contiguous run of X's elements, summed into `w`
 multiple of n1, so lane u holds kept element u % n1): a loop of w independent additions
 that LLVM vectorizes, where a loop over one row's n1 elements (W6: 8) would not pay for
 itself. Per block: its sums per kept element, then, over the block again while it is in
-cache, the sums of squared deviations from the block's own means. Both go to partials, one row per
-block. Then per kept element: the total of the block sums (the first reduction), the
+cache, the sums of squared deviations from the block's own means. Both go to partials, one
+row per block. Then per kept element: the total of the block sums (the first reduction), the
 epilogue up to the value M subtracted from X, and the second reduction from the partials,
 
     sum over blocks b of  q_b + n_b * (s_b / n_b - M)**2
@@ -22,6 +22,7 @@ from lazyarray.codegen.cpu import (_epilogue, _expr, _fp_line, _indent, _nonfini
 from lazyarray.ir.hlo import Module
 from lazyarray.passes.moments import parts
 from lazyarray.runtime.layout import MOMENT_LANES, Spec
+
 
 def render_moments(comp: Module, spec: Spec) -> list[str]:
     """The kernel body after the signature and the scalar loads, indented one level."""
