@@ -28,6 +28,7 @@ its kernel. Only on the CPU: the device pipelines keep two kernels.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from lazyarray.ir.hlo import MOVEMENT, REDUCE_LIKE, Builder, Instr, Module
@@ -59,8 +60,7 @@ def _squared(comp: Module, i: int) -> Instr | None:
 
 
 def _single_reduce(comp: Module) -> int | None:
-    reds = [i for i, ins in enumerate(comp.instrs) if ins.opcode in ("reduce", "argreduce",
-                                                                       "scan")]
+    reds = [i for i, ins in enumerate(comp.instrs) if ins.opcode in REDUCE_LIKE]
     if len(reds) != 1:
         return None
     r = comp.instrs[reds[0]]
@@ -76,14 +76,14 @@ def _leading(comp: Module, r: int) -> int | None:
     shape = comp.instrs[ins.operands[0]].shape
     dims = tuple(ins.attr("dimensions"))
     k = len(dims)
-    if k < 1 or dims != tuple(range(k)) or not 2 <= _size(shape[k:]) <= MAX_COLS:
+    if k < 1 or dims != tuple(range(k)) or not 2 <= math.prod(shape[k:]) <= MAX_COLS:
         return None
     return k
 
 
 def _load_chain(comp: Module, i: int) -> tuple | None:
-    """The views from a parameter to instruction i, as (parameter index, (op, attrs)...), or
-    None when i is not a parameter seen through views."""
+    """The views from a parameter to instruction i, as (parameter index, (op, shape, attrs)
+    ...), or None when i is not a parameter seen through views."""
     chain = []
     while comp.instrs[i].opcode in MOVEMENT:
         ins = comp.instrs[i]
@@ -108,13 +108,6 @@ def _per_kept(comp: Module, b: int, k: int) -> int | None:
     if src.shape == (1,) * k + kept and dims == tuple(range(len(shape))):
         return ins.operands[0]
     return None
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _only_params(comp: Module, allowed: set[int]) -> bool:
@@ -168,7 +161,8 @@ def match(m: Module, f2: int) -> tuple[int, int, int] | None:
     if first.operands[chain1[0]] != ins.operands[jx]:
         return None
     cols = comp.instrs[r2].shape
-    if any(_size(c.instrs[o].shape) != _size(cols) for c in (comp, comp1) for o in c.outputs):
+    if any(math.prod(c.instrs[o].shape) != math.prod(cols)
+           for c in (comp, comp1) for o in c.outputs):
         return None  # (every result has one value per kept element)
     return f1, out, jx
 
@@ -211,13 +205,11 @@ def _merge(m: Module, f1: int, out: int, jx: int, f2: int) -> Module:
             idx = ins.attr("index")
             if idx == jx:  # X: F1's parameter (Builder shares the views read through it)
                 local2[j] = xlocal
-            else:  # M: F1's value, reshaped to what F2 read
+            else:  # M: F1's value (a reshape of it in F2 now reshapes F1's value)
                 local2[j] = mean
             continue
         local2[j] = b.add(Instr(ins.opcode, tuple(local2[o] for o in ins.operands), ins.shape,
                                 ins.dtype, ins.attrs, ins.value))
-    # F2 may read M in the keepdims shape F1 produced it in, or reshaped: its reshape of the
-    # parameter now reshapes F1's value (same elements)
     users = m.users()
     n1 = len(a.value.outputs)
     gte1 = {i: m.instrs[i].attr("index") for i in users[f1]
