@@ -6,19 +6,33 @@ from __future__ import annotations
 import math
 import builtins
 import operator
+import sys
 
 import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (_UFUNCS, Array, _eager, _fallback, _large_leaf_operand, _new_array,
-                             _small, as_node, record_reduce, record_total, wrap)
+from lazyarray.array import (_EXT_GET, _UFUNCS, Array, _eager, _eager_op, _fallback,
+                             _large_leaf_operand, _new_array, _small, as_node, record_reduce,
+                             record_total, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
 
 _NO_VALUE = np._NoValue
 _KINDS, _force_sum, _options = trace._KINDS, trace.force_sum, config._current.get
+_TOTAL_OF: dict[int, int] = {}  # program id of a tiny 1-d trace -> that of its total
+_refcount = sys.getrefcount
+
+
+def _argument_refs(a) -> int:
+    return _refcount(a)
+
+
+# the count a function's argument has when the caller passed a temporary (the frame's
+# reference and getrefcount's own; measured, as interpreters differ): one more, and the caller
+# holds it too
+_TEMPORARY = _argument_refs(object())
 
 
 # the eager tier calls the ufunc reduction that NumPy's method runs (numpy/_core/_methods.py),
@@ -126,9 +140,25 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
             and out is None and not keepdims and initial is _NO_VALUE and where is True \
             and not _KINDS[tr[0]]:
         if len(tr[4]) == 1 and tr[1][0].size < _options().eager_limit:
-            # a pending tiny float64 trace of one dimension: one loop computes it and sums
-            # it, in NumPy's order (trace_tier.force_sum); `a` keeps the values, as when
-            # computed alone; the sum is a 0-d eager value (`array._value_array`, inlined)
+            # a pending tiny float64 trace of one dimension: when nothing else holds it (a
+            # temporary: W2's `sum((x - y) ** 2)`), its sum is a trace too (a total, 0-d),
+            # which one-argument ufuncs extend (W2's sqrt) and one loop computes when its
+            # value is needed, adding in NumPy's order (trace_tier.force)
+            pid = _TOTAL_OF.get(tr[0])
+            if pid is None:
+                pid = trace.program_id(("total", tr[0]))
+                if pid is not None:
+                    _TOTAL_OF[tr[0]] = pid
+            if pid is not None and _EXT_GET() is tr[5] and _refcount(a) <= _TEMPORARY:
+                _eager_op()
+                s = _new_array(Array)
+                s._tr = (pid, tr[1], tr[2], tr[3], (), tr[5])
+                s._val = s._st = s._proxy = s._base = None
+                s._chain = ()
+                return s
+            # else one loop computes it and sums it, in NumPy's order (trace_tier.force_sum);
+            # `a` keeps the values (`e / e.sum()` computes `e` once); the sum is a 0-d eager
+            # value
             a._val, total = _force_sum(tr)
             a._tr = None
             s = _new_array(Array)

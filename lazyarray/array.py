@@ -929,7 +929,7 @@ def _binary(name: str, py_op, reflected: bool = False):
                             memo = _LEAVES.get(id(w))
                             pid = start_ids[1]
                             if (memo is not None and memo[0] is w and memo[1][5] is ext
-                                    and pid is not None and w.shape == v.shape):
+                                    and pid is not None and memo[1][4] == leaf[4]):
                                 _eager_op()
                                 a = _new_array(Array)
                                 a._tr = (pid, memo[1][1] + leaf[1] if reflected
@@ -1272,6 +1272,8 @@ class Array:
                 and tr[1][0].size < _options().eager_limit:  # a tiny trace (the hot path)
             v = self._val = trace.force(tr)
             self._tr = None
+            if type(v) is not _ndarray:  # a total (a NumPy scalar): a fresh 0-d array
+                return _scalar_array(v)
             v.setflags(write=False)  # handed out read-only, as `_value` does (setflags:
             # half the cost of `flags.writeable = False`, which goes through a flags object)
             return v

@@ -21,8 +21,11 @@ Besides float64 -> float64 operations, a program may compare (`x > 0.5`: a bool 
 nonzero float bounds, where NumPy's loop for scalar bounds and the kernel's
 minimum(maximum(...)) agree on every sign); each id has a result kind (`_KINDS`: float64 or
 bool) and an operation on operands of other kinds is not recorded. `np.sum` of a 1-d float64
-trace is one loop too (`force_sum`): it adds the values in NumPy's pairwise order, so the sum
-has np.add.reduce's bits.
+trace is one loop too: it adds the values in NumPy's pairwise order, so the sum has
+np.add.reduce's bits. Of a temporary, the sum is a trace itself (kind 2, a *total*: 0-d, a
+NumPy float64 scalar when computed) that one-argument ufuncs extend (W2's `sqrt`), computed
+by one loop returning one float; of a trace the caller holds, `force_sum` computes both at
+once, and the trace keeps its values.
 
 When the value is needed (`np.asarray`, `print`, a reduction, any operation the tier does not
 record), `force` runs the program: on NumPy, one call per operation (the same calls the
@@ -94,13 +97,13 @@ COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equa
 # the operators and one-argument ufuncs that record (`where` and `clip` record in _funcs.py)
 TRACED = FLOAT_OPS | COMPARISONS
 _BOOL = np.dtype(bool)
-DTYPES = (_F8, _BOOL)  # a program's result dtype: DTYPES[_KINDS[pid]]
+DTYPES = (_F8, _BOOL, _F8)  # a program's result dtype: DTYPES[_KINDS[pid]] (2: a total)
 
 # the interned structures: id -> (op, operand ids), its number of operations, its kind
 _KEYS: dict[tuple, int] = {}
 _NODES: list[tuple] = [("leaf",), ("scalar",)]
 _SIZES: list[int] = [0, 0]
-_KINDS: list[int] = [0, 0]  # 0: float64, 1: bool
+_KINDS: list[int] = [0, 0]  # 0: float64, 1: bool, 2: a float64 total (0-d)
 _lock = threading.Lock()
 
 
@@ -111,8 +114,10 @@ def _kind(key: tuple) -> int | None:
     kinds = [_KINDS[o] for o in operands]
     if type(op) is tuple:  # ("view", key) or ("reduce", ufunc name, axes, keepdims): large
         return 0 if operands[0] != SCALAR and not kinds[0] else None  # traces only
-    if op in FLOAT_OPS:
-        return 0 if not any(kinds) else None
+    if op in FLOAT_OPS:  # (on a total: a one-argument ufunc's call, W2's sqrt of its sum)
+        return 0 if not any(kinds) else 2 if kinds == [2] else None
+    if op == "total":  # np.sum of a tiny 1-d float64 trace: a float64 scalar (kind 2)
+        return 2 if operands[0] != SCALAR and not kinds[0] else None
     if op in COMPARISONS:
         return 1 if not any(kinds) else None
     if op == "where":  # where(bool, float64 or scalar, float64 or scalar)
@@ -194,6 +199,7 @@ class Program:
         "steps",
         "sum_kernel",
         "sum_runs",
+        "total",
     )
 
     def __init__(self, pid: int):
@@ -201,6 +207,9 @@ class Program:
         self.leaves = self.scalars = 0
         self.starts: set[int] = set()  # its operations on inputs only (where traces start)
         self._walk(pid)
+        # a total's program: the step summing the elements, the last of the loop's steps
+        # (the ones after it apply one-argument ufuncs to the sum)
+        self.total = next((m for m, (op, _) in enumerate(self.steps) if op == "total"), -1)
         self.dtype = dtype(pid)
         self.runs = self.sum_runs = 0
         self.kernel = self.sum_kernel = None  # launchers of compiled loops (`_launcher`)
@@ -261,7 +270,8 @@ class Program:
 
         leaves = "".join(f"L{j}, " for j in range(self.leaves))
         body, checks, nonfinite, big = [], [], [], []
-        for m, (op, names) in enumerate(self.steps):
+        loop = self.steps if self.total < 0 else self.steps[:self.total]
+        for m, (op, names) in enumerate(loop):
             args = [arg(n) for n in names]
             if op in _SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
                 big.append(f"        fpe += _h.trig_big({args[0]})")
@@ -275,7 +285,7 @@ class Program:
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
                 checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
                 nonfinite.append(_nonfinite(f"r{m}"))
-        last = len(self.steps) - 1
+        last = len(loop) - 1
         # the scalars are read once, before the loop: read inside it, every element would
         # load them again after its store to `out` (which LLVM cannot prove is elsewhere), and
         # a store whose address matches a scalar's modulo 4 KiB stalls that load until the
@@ -285,7 +295,11 @@ class Program:
             reads = []
         else:
             params, reads = "S, ", [f"    s{k} = S[{k}]" for k in range(self.scalars)]
-        lines = [f"def kernel(out, {leaves}{params}n):", "    fpe = nfo = 0", *reads,
+        if self.total >= 0:  # the loop's values are summed, never handed out
+            head = [f"def kernel({leaves}{params}n):", "    out = np.empty(n)"]
+        else:
+            head = [f"def kernel(out, {leaves}{params}n):"]
+        lines = [*head, "    fpe = nfo = 0", *reads,
                  "    for i in range(n):",
                  *body, f"        out[i] = r{last}", *big]
         if checks:  # the loop counts the elements where a checked value is not finite (one
@@ -295,17 +309,39 @@ class Program:
                       "        for i in range(n):",
                       *["    " + b for b in body],
                       "            fpe += " + " | ".join(f"({c})" for c in checks)]
-        if total:  # NumPy's reduction starts from the identity: 0.0 + (-0.0) is 0.0; NaN
+        if self.total >= 0:
+            lines += self._epilogue_lines()
+        elif total:  # NumPy's reduction starts from the identity: 0.0 + (-0.0) is 0.0; NaN
             # stands for "recheck on NumPy" (a float returns faster than a tuple: 0.3 us)
             lines.append("    return 0.0 + _h.pairwise_sum(out, 0, n) if fpe == 0 else np.nan")
         else:
             lines.append("    return fpe  # elements to recheck on NumPy: flags, huge arguments")
         return "\n".join(lines) + "\n"
 
+    def _epilogue_lines(self) -> list[str]:
+        """A total's kernel after its loop: the sum (as `total=True`'s) and the one-argument
+        ufuncs applied to it; NaN ("recheck on NumPy") when the loop counted a flag or when
+        any of these values is not finite (a flag may have been raised: NumPy's run decides
+        the value and the warnings)."""
+        from lazyarray.codegen.cpu import _SLOW_PATH, _nonfinite, scalar_call
+
+        t = self.total
+        lines = ["    if fpe:", "        return np.nan",
+                 f"    r{t} = 0.0 + _h.pairwise_sum(out, 0, n)"]
+        for m in range(t + 1, len(self.steps)):
+            op, names = self.steps[m]
+            if op in _SLOW_PATH:
+                lines.append(f"    fpe += _h.trig_big({names[0]})")
+            lines.append(f"    r{m} = np.float64({scalar_call(op, names, fast=True)})")
+        bad = " | ".join(_nonfinite(f"r{m}") for m in range(t, len(self.steps)))
+        last = len(self.steps) - 1
+        lines.append(f"    return r{last} if fpe == 0 and not ({bad}) else np.nan")
+        return lines
+
 
 # NumPy's functions for the ops that are not the table's ufuncs (clip: the ufunc np.clip
-# calls for float bounds, without its Python wrapper)
-_NUMPY = {"where": np.where, "clip": np._core.umath.clip}
+# calls for float bounds, without its Python wrapper; total: the reduction np.sum calls)
+_NUMPY = {"where": np.where, "clip": np._core.umath.clip, "total": np.add.reduce}
 _PROGRAMS: dict[int, Program] = {}
 _EXT_GET = fpstate._EXTOBJ.get if fpstate._EXTOBJ is not None else (lambda: None)
 _EXT_SET = fpstate._EXTOBJ.set if fpstate._EXTOBJ is not None else None
@@ -351,7 +387,8 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = F
                                       counter="trace_disk_writes")[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
-        entry = kernel.compile(tuple(numba.typeof(a) for a in (np.empty(n, prog.dtype), *leaves,
+        out = () if prog.total >= 0 else (np.empty(n, prog.dtype),)
+        entry = kernel.compile(tuple(numba.typeof(a) for a in (*out, *leaves,
                                                                *_scalar_args(scalars), n)))
     stats.bump("trace_compiles")
     prog.dispatchers.append(kernel)
@@ -370,6 +407,12 @@ def _launcher(prog: Program, entry, total: bool):
         args += [f"S[{k}]" for k in range(prog.scalars)]
     else:
         args.append(f"array(S[:{prog.scalars}], float64)")
+    if prog.total >= 0:  # a total's kernel allocates its loop's values and returns the result
+        src = "\n".join(["def launch(tr):", "    L, S = tr[1], tr[2]",
+                         f"    return entry({''.join(a + ', ' for a in args)}L[0].size)"])
+        namespace = {"entry": entry, "array": np.array, "float64": np.float64}
+        exec(compile(src, "<lazyarray trace launch>", "exec"), namespace)  # noqa: S102
+        return namespace["launch"]
     if total:  # force_sum: 1-d
         head = ["    out = empty(L[0].size)", "    flat = out"]
     else:
@@ -398,6 +441,16 @@ def force(tr: tuple) -> np.ndarray:
     counts the elements to recheck, and those are run on NumPy under that state)."""
     prog = _PROGRAMS.get(tr[0]) or _program(tr[0])
     launch = prog.kernel
+    if prog.total >= 0:  # a total: a NumPy float64 scalar, as np.sum and the ufuncs give
+        if launch is not None:
+            _trace_kernel_run()
+            v = launch(tr)
+            if v - v == 0.0:  # finite: no flag raised (NaN stands for "recheck on NumPy")
+                return _F8.type(v)
+            stats.bump("fp_rechecks")
+        else:
+            _count_run(prog, tr)
+        return _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]])
     if launch is not None:
         _trace_kernel_run()  # counts the run
         out, fpe = launch(tr)
@@ -414,7 +467,7 @@ def _count_run(prog: Program, tr: tuple) -> None:
     """One more run of `prog` on NumPy: at PROMOTE runs its kernel is built in the
     background (a short program instead stops starting traces after SHORT_RUNS runs)."""
     prog.runs += 1
-    if len(prog.steps) < SHORT:
+    if len(prog.steps) < SHORT and prog.total < 0:  # (a total's loop saves a call, at least)
         if prog.runs == SHORT_RUNS:
             NO_START.update(prog.starts)
     elif prog.runs >= PROMOTE:
@@ -500,13 +553,16 @@ def _lift(tr: tuple):
         node = nodes.get(id(x))
         if node is None:
             # (a tiny trace's leaves are flat; a large one's are whole arrays)
-            node = nodes[id(x)] = leaf(x if x.size >= TINY else x.reshape(shape))
+            node = nodes[id(x)] = leaf(x if x.size >= TINY or prog.total >= 0
+                                       else x.reshape(shape))  # (a total's are 1-d)
         values[f"L{j}"] = node
     values.update({f"S{k}": s for k, s in enumerate(scalars[:n_scalars])})
     for m, (op, names) in enumerate(prog.steps):
         args = [values[n] for n in names]
         if op == "where":
             values[f"r{m}"] = build.select(*args, _F8)
+        elif op == "total":
+            values[f"r{m}"] = build.reduce(args[0], "add", (0,), False)
         elif type(op) is tuple and op[0] == "reduce":  # ("reduce", name, axes, keepdims)
             values[f"r{m}"] = build.reduce(args[0], op[1], op[2], op[3])
         elif type(op) is tuple:

@@ -133,7 +133,7 @@ def test_threads_extending_one_chain_keep_their_own_scalars():
 
 def test_writes_after_recording_do_not_reach_the_trace():
     e = la.asarray(np.arange(4.0)) + 0.0
-    e.sum()  # computed: e holds a writeable eager value now
+    e.max()  # computed: e holds a writeable eager value now
     assert e._tr is None and e._val.flags.writeable
     y = e * 2.0  # a trace with e's value as its leaf (made read-only)
     e[0] = 100.0  # a write into e after recording
@@ -229,13 +229,69 @@ def test_sum_of_a_trace_is_numpys_sum_bit_for_bit(n):
             assert la.wait_compiles(60)
         lx, ly = la.asarray(x), la.asarray(y)
         t = (lx - ly) ** 2 * 0.5
-        got = la.sum(t)
-        assert _bits(got) == _bits(np.sum((x - y) ** 2 * 0.5))
+        got = la.sum(t)  # t is held: one loop computes it and sums it (force_sum)
+        assert got._tr is None and _bits(got) == _bits(np.sum((x - y) ** 2 * 0.5))
         assert t._tr is None  # the loop stored the values it summed: t is computed, once
         assert _bits(t) == _bits((x - y) ** 2 * 0.5)
+        got = la.sum((lx - ly) ** 2 * 0.5)  # a temporary: its sum is a pending total
+        assert got._tr is not None and got.shape == () and got.dtype == np.float64
+        assert _bits(got) == _bits(np.sum((x - y) ** 2 * 0.5))
         assert _bits((lx * 1.5).sum()) == _bits((x * 1.5).sum())
+        assert _bits(la.sqrt(la.sum(lx * lx))) == _bits(np.sqrt(np.sum(x * x)))
     if n:
         assert trace._PROGRAMS[((lx - ly) ** 2 * 0.5)._tr[0]].sum_kernel is not None
+        assert trace._PROGRAMS[la.sum((lx - ly) ** 2 * 0.5)._tr[0]].kernel is not None
+
+
+def test_a_total_goes_on_through_one_argument_ufuncs_and_is_forced_by_anything_else():
+    x = np.linspace(-1.0, 2.0, 50)
+    y = np.cos(x)
+
+    def total(xp, a, b):  # a pending total: W2's sqrt of a sum, a log-sum-exp's tail
+        return xp.sqrt(xp.sum((a - b) ** 2)), xp.log(xp.sum(xp.exp(a * 1.0)))
+
+    for k in range(trace.PROMOTE + 2):
+        if k == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        lx = la.asarray(x)
+        for got, want in zip(total(la, lx, la.asarray(y)), total(np, x, y)):
+            assert got._tr is not None and trace._KINDS[got._tr[0]] == 2
+            assert got.shape == () and got.ndim == 0 and got.dtype == np.float64
+            assert _bits(got) == _bits(want)
+        ws = np.sum(x * 2.0)
+        # what a total does not record computes it first, as NumPy's scalar would
+        assert_like_numpy(la.sum(lx * 2.0) * 3.0, ws * 3.0)
+        assert_like_numpy(la.sum(lx * 2.0) > 0.5, ws > 0.5)
+        assert_like_numpy(la.maximum(la.sum(lx * 2.0), 0.0), np.maximum(ws, 0.0))
+        assert_like_numpy(la.sum(lx * 2.0) + la.asarray(x), ws + x)
+        assert_like_numpy(la.sum(la.sum(lx * 2.0)), np.sum(ws))
+        assert_like_numpy(la.sum(lx * 2.0).astype(np.float32), ws.astype(np.float32))
+        assert float(la.sum(lx * 2.0)) == float(ws) and la.sum(lx * 2.0).item() == ws.item()
+        assert repr(la.sum(lx * 2.0)) == repr(np.asarray(ws))
+        u = la.sum(lx * 2.0)
+        u += 1.0
+        assert_like_numpy(u, ws + 1.0)
+        v = la.sqrt(la.sum(lx * 2.0 + 5.0))
+        la.evaluate(v)
+        assert v._tr is None
+        assert _bits(v) == _bits(np.sqrt(np.sum(x * 2.0 + 5.0)))
+    plan = la.explain(la.sqrt(la.sum(la.asarray(x) * 2.0)))  # (outside an assert: pytest's
+    assert "reduce" in plan.hlo_before  # rewriting holds the temporaries)
+    with la.options(eager_threshold=8):  # forced as a large trace: its graph on the lazy tier
+        r = la.sqrt(la.sum(la.asarray(x) * 2.0 + 5.0))
+    with la.options(eager_threshold=8):
+        assert_like_numpy(r, np.sqrt(np.sum(x * 2.0 + 5.0)))
+
+
+def test_a_sum_of_the_longest_program_runs_as_its_own_loop():
+    x = np.linspace(0, 1, 300)
+    y, ly = x, la.asarray(x)
+    while ly._tr is None or trace._SIZES[ly._tr[0]] < trace.MAX_OPS:
+        y, ly = y * 0.999, ly * 0.999
+    assert trace._SIZES[ly._tr[0]] == trace.MAX_OPS  # no room for the total
+    s = la.sum(ly)
+    assert s._tr is None and ly._tr is None  # summed by force_sum: ly holds its values
+    assert _bits(s) == _bits(np.sum(y)) and _bits(ly) == _bits(y)
 
 
 def test_sum_of_negative_zeros_is_positive_zero_as_in_numpy():
@@ -252,14 +308,19 @@ def test_sum_of_a_trace_warns_like_numpy():
     for k in range(trace.PROMOTE + 2):
         if k == trace.PROMOTE:
             assert la.wait_compiles(60)
+        got = la.sum(la.asarray(x) * 4.0)  # each element finite: the sum overflows...
         with pytest.warns(RuntimeWarning, match="overflow encountered in reduce"):
-            got = la.sum(la.asarray(x) * 4.0)  # each element finite: the sum overflows
-        assert float(got) == np.inf
+            assert float(got) == np.inf  # ...when its value is needed, as on the lazy tier
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a NaN element: a NaN sum, no flag
             assert np.isnan(float(la.sum(la.asarray(np.array([np.nan, 1.0, 2.0])) * 1.0)))
         with pytest.warns(RuntimeWarning, match="invalid value encountered in reduce"):
             assert np.isnan(float(la.sum(la.asarray(np.array([np.inf, -np.inf])) * 1.0)))
+        with pytest.warns(RuntimeWarning, match="invalid value encountered in sqrt"):
+            got = la.sqrt(la.sum(la.asarray(np.array([1.0, 2.0])) * -1.0))
+            assert np.isnan(float(got))
+        with pytest.warns(RuntimeWarning, match="divide by zero encountered in log"):
+            assert float(la.log(la.sum(la.asarray(np.zeros(3)) * 1.0))) == -np.inf
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
         la.sum(la.asarray(x) * 4.0)
 
