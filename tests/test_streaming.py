@@ -1,6 +1,8 @@
-"""Streaming stores: a 1-d loop kernel with an output larger than the caches computes each
-block into a buffer in L1 and writes it out by non-temporal stores (`Spec.stream`). Same
-bits as the plain loop, every dtype, length and alignment; the same warnings."""
+"""Streaming stores: a 1-d or 2-d loop kernel with an output larger than the caches stores it
+by non-temporal stores (`Spec.stream`): straight from registers when its one float output is
+computed by operations that vectorize (`_h.store_stream`, from each piece's first 64-byte
+line), else (1-d only) through a buffer in L1 (`_h.stream`). Same bits as the plain loop,
+every dtype, shape, length and alignment; the same warnings."""
 
 from __future__ import annotations
 
@@ -67,8 +69,13 @@ def streaming(compiled, monkeypatch):
     trace_tier._REPLAYS.clear()
 
 
-def _streamed() -> bool:
-    return all("_h.stream(" in k.source for k in la.explain().kernels)
+def _streamed(direct: bool | None = None) -> bool:
+    """Did every kernel of the last evaluation stream (`direct`: from registers, or through a
+    buffer; None: either)?"""
+    kinds = {"_h.store_stream(" in k.source or ("_h.stream(" in k.source and "buffer")
+             for k in la.explain().kernels}
+    want = {True, "buffer"} if direct is None else {True if direct else "buffer"}
+    return bool(kinds) and kinds <= want
 
 
 LENGTHS = [1, 7, 63, 64, 65, 129, 1000, 70_001]  # the last: several parallel iterations
@@ -83,10 +90,10 @@ def test_streamed_elementwise_programs_match_numpy(streaming, n):
         ref = xn[k:]
         got = la.where(x > 0.5, x * 2, la.clip(x, 0.1, 0.3))
         assert_like_numpy(got, np.where(ref > 0.5, ref * 2, np.clip(ref, 0.1, 0.3)))
-        assert _streamed()
-    got = la.sin(x) * 3 - la.cos(x)  # the slow-path math in blocks
+        assert _streamed(direct=True)
+    got = la.sin(x) * 3 - la.cos(x)  # the slow-path math in blocks, through a buffer
     assert_like_numpy(got, np.sin(ref) * 3 - np.cos(ref))
-    assert _streamed()
+    assert _streamed(direct=False)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int32, np.float32, np.complex128])
@@ -126,23 +133,71 @@ def test_streamed_kernel_warns_like_numpy(streaming):
     assert all(m.filename == __file__ for m in w)
 
 
-def test_only_large_1d_loops_stream(compiled):
-    """The default threshold: 16 MiB of output; a reduction or a 2-d loop never streams."""
+def _source(*arrays) -> str:
+    return "".join(k.source for k in la.explain(*arrays).kernels)
+
+
+def test_only_large_loops_stream(compiled):
+    """The default threshold: 16 MiB of output; a reduction never streams; a 2-d loop streams
+    its rows from registers when its body vectorizes, else not at all."""
     big = la.asarray(np.ones(layout.STREAM_MIN_BYTES // 8 + 1))
     small = la.asarray(np.ones(1000))
-    assert "_h.stream(" in la.explain(big * 2 + 1).kernels[0].source
-    assert "_h.stream(" not in la.explain(small * 2 + 1).kernels[0].source
-    assert "_h.stream(" not in la.explain((big * 2).sum()).kernels[0].source
+    assert "_h.store_stream(" in _source(big * 2 + 1)
+    assert "_h.stream(" in _source(la.exp(big))  # (not vectorized as a whole: a buffer)
+    assert "stream" not in _source(small * 2 + 1)
+    assert "stream" not in _source((big * 2).sum())
     grid = la.asarray(np.ones((3000, 1000)))[:, 1:]  # 2-d: not merged into one dim
-    assert "_h.stream(" not in la.explain(grid * 2).kernels[0].source
+    assert "_h.store_stream(" in _source(grid * 2)
+    assert "stream" not in _source(la.exp(grid))
+    assert "stream" not in _source(grid[:1000] * 2)  # 8 MB
     assert_like_numpy(big * 2 + 1, np.full(big.shape, 3.0))
+
+
+SHAPES = [(1, 2), (3, 7), (5, 8), (4, 9), (7, 64), (3, 65), (2, 1000), (70, 1001), (33, 130)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_streamed_rows_match_numpy(streaming, shape):
+    """2-d loops streaming their rows from registers: every row starts at another alignment
+    of the output (rows of any length), the loads at others again (views at offsets)."""
+    rng = np.random.default_rng(shape[1])
+    an = rng.standard_normal((shape[0] + 2, shape[1] + 2))
+    a = la.asarray(an)
+    jacobi = lambda xp, a: 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1]
+                                  + a[:-2, 1:-1])
+    assert_like_numpy(jacobi(la, a), jacobi(np, an))
+    assert _streamed(direct=True)
+    for view in (np.s_[1:, 2:], np.s_[:-1, ::-1], np.s_[::2, 1:]):
+        v, vn = a[view], an[view]
+        got = la.where(v > 0.25, la.sqrt(la.abs(v)), la.clip(v, -0.5, 0.5) * 3.0)
+        want = np.where(vn > 0.25, np.sqrt(np.abs(vn)), np.clip(vn, -0.5, 0.5) * 3.0)
+        assert_like_numpy(got, want)
+        assert _streamed(direct=True)
+    f = an.astype(np.float32)
+    assert_like_numpy(la.asarray(f).T * np.float32(2) - 1, f.T * np.float32(2) - 1)
+
+
+def test_streamed_rows_warn_like_numpy(streaming):
+    xn = np.array([[1.0, 1e300, -2.0, np.inf] * 30] * 5)
+    x = la.asarray(xn)[:, 1:]
+    with np.errstate(all="warn", under="ignore"), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = np.asarray(x * 1e10 - x)  # overflow, then inf - inf
+    assert _streamed(direct=True)
+    with np.errstate(all="warn", under="ignore"), warnings.catch_warnings(record=True) as ref:
+        warnings.simplefilter("always")
+        want = xn[:, 1:] * 1e10 - xn[:, 1:]
+    assert_like_numpy(got, want)
+    assert sorted(str(m.message) for m in w) == sorted(str(m.message) for m in ref)
+    assert all(m.filename == __file__ for m in w)
 
 
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(program=programs())
 def test_generated_programs_streamed(streaming, program):
-    """Whole generated programs (tests/test_programs.py) with every 1-d loop streaming."""
+    """Whole generated programs (tests/test_programs.py) with every 1-d and 2-d loop
+    streaming."""
     instrs, np_vals = plan(program)
     n_in = len(program.inputs)
     lines = [f"v{i} = xp.asarray(...)" for i in range(n_in)]

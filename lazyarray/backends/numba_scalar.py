@@ -916,6 +916,26 @@ def stream(typingctx, arr, flat, buf, count):
 
 
 @intrinsic
+def store_stream(typingctx, arr, flat, value):
+    """arr.flat[flat] = value for the contiguous `arr`, marked non-temporal, for the loops of
+    a streaming row (`codegen/cpu.py`, `_render_stream_rows`): each runs from a 64-byte
+    boundary over whole lines, so every vector store LLVM makes of it (its iterations in
+    groups of the vector width) starts on a boundary of its size. The store claims 32 bytes
+    of alignment, which is what lets the loop vectorizer emit vector non-temporal stores
+    (x86 has them only aligned; LLVM checks the scalar store's alignment): true of each
+    vector store, not of every element, so nothing else may call this."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        st = builder.store(args[2], builder.gep(data, [args[1]]), align=_STREAM_ALIGN)
+        st.set_metadata("nontemporal", builder.module.add_metadata([llvmlite_ir.IntType(32)(1)]))
+        return context.get_dummy_value()
+    return types.void(arr, flat, arr.dtype), codegen
+
+
+_STREAM_ALIGN = 32  # the widest x86 non-temporal store LLVM vectorizes to (a ymm register)
+
+
+@intrinsic
 def stream_fence(typingctx):
     """Order the streaming stores before everything after (they are weakly ordered): each
     parallel iteration ends with one, before another thread may read what it wrote."""

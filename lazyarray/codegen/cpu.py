@@ -30,8 +30,9 @@ from lazyarray.runtime.layout import Spec
 # output; 19: reduction kernels check float values for not finite only (`_body`'s `loose`);
 # 20: one-compare checks of values of known sign, exp of a value <= 0 without the upper clamp;
 # 21: streaming stores of large loop outputs (Spec.stream), the running maximum of magnitude
-# bits in place of a count of non-finite values (`_magnitude_bits`)
-CODEGEN_VERSION = 21
+# bits in place of a count of non-finite values (`_magnitude_bits`); 22: streaming rows of
+# 2-d loops (`_render_stream_rows`)
+CODEGEN_VERSION = 22
 
 
 class Unsupported(Exception):
@@ -643,15 +644,18 @@ def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         # a write (update) stores its value: out0 is the written region of the new version
         return [f"out{k}[{at}] = x{r}" for k, r in enumerate(roots)]
 
-    if spec.stream:
+    if spec.stream and spec.rank == 1 and not _streams_direct(comp, spec, roots):
         body = _render_stream_loop(comp, spec, idx, roots)
         loop = _indent(body, 1)
     elif spec.rank and _slow_path_instrs(comp, spec, roots, set()):
         return _render_blocked_loop(comp, spec, idx, stores, roots)
     else:
         body = _body(comp, spec, idx, set(), split=True)
-        loop = (_indent(_nest(list(range(spec.rank)), "i", True), 1)
-                + _indent(body + stores(idx), spec.rank + 1))
+        if spec.stream and _streams_direct(comp, spec, roots):
+            loop = _indent(_render_stream_direct(comp, idx, body, stores, roots), 1)
+        else:
+            loop = (_indent(_nest(list(range(spec.rank)), "i", True), 1)
+                    + _indent(body + stores(idx), spec.rank + 1))
     if not any(line.lstrip().startswith("nfo = max(") for line in body):
         return loop
     # the exact checks of the gated instructions, in a second pass that runs only when an
@@ -690,6 +694,60 @@ def _render_stream_loop(comp: Module, spec: Spec, idx: list[str], roots) -> list
             "        else:", *_indent(block("hi - lo"), 3),
             *(f"        _h.stream(out{k}, lo, to{k}, hi - lo)" for k in range(len(roots))),
             "    _h.stream_fence()"]
+
+
+STREAM_ROWS = 16  # rows per parallel iteration of a streaming 2-d loop (one fence each)
+# what a loop streaming from registers may compute: operations LLVM vectorizes (a body it
+# does not vectorize stores element by element, at a third of the speed)
+_STREAMABLE = frozenset({
+    "parameter", "constant", "broadcast", "slice", "reshape", "transpose", "add", "subtract",
+    "multiply", "divide", "negative", "positive", "absolute", "fabs", "square", "sqrt",
+    "maximum", "minimum", "fmax", "fmin", "clip", "select", "greater", "greater_equal", "less",
+    "less_equal", "equal", "not_equal", "copysign", "floor", "ceil", "trunc", "rint"})
+
+
+def _streams_direct(comp: Module, spec: Spec, roots) -> bool:
+    """Does this streaming loop (`Spec.stream`) store straight from registers
+    (`_render_stream_direct`)? One output (its lines decide where the streaming stores
+    start), of float values, computed by operations that vectorize. Else a 1-d loop streams
+    through a buffer (`_render_stream_loop`) and a 2-d one does not stream."""
+    return (len(roots) == 1 and comp.instrs[roots[0]].dtype.kind == "f"
+            and all(comp.instrs[i].opcode in _STREAMABLE for i in _ancestors(comp, spec, roots)))
+
+
+def _render_stream_direct(comp: Module, idx: list[str], body: list[str], stores,
+                          roots) -> list[str]:
+    """A loop (`Spec.stream`) whose output is stored by non-temporal vector stores straight
+    from registers. Per piece -- a row of a 2-d loop (W7's stencil), STREAM_SUPERBLOCK
+    elements of a 1-d one (W8) -- three loops over its elements: up to the first 64-byte
+    boundary of out0, then over whole lines with the store `_h.store_stream` (LLVM vectorizes
+    the loop as the plain one, its stores into aligned non-temporal vector stores), then the
+    rest; the first and last store plainly. The indices are unsigned (signed ones make the
+    loads gathers). Each parallel iteration (STREAM_ROWS rows, or one piece) ends with a
+    fence. Through a buffer instead (`_render_stream_loop`), a store and a load per element
+    more: W7's kernel ran 1.2-1.4x slower than the plain one that way, 0.86-0.95 of it this
+    way; W8's 0.79-0.84 against 0.86-0.95 (docs/performance.md). Not indented."""
+    line = 64 // comp.instrs[roots[0]].dtype.itemsize  # elements per line
+    main = body + [f"_h.store_stream(out0, r0 + {idx[-1]}, x{roots[0]})"]
+    plain = body + stores(idx)
+    if len(idx) == 1:
+        sb = STREAM_SUPERBLOCK
+        head = [f"for qs in prange((n0 + {sb - 1}) // {sb}):", f"    lo = qs * {sb}",
+                f"    hi = min(n0, lo + {sb})", "    r0 = np.uint64(0)"]
+    else:
+        rows = STREAM_ROWS
+        head = [f"for qs in prange((n0 + {rows - 1}) // {rows}):",
+                f"    for {idx[0]} in range(qs * {rows}, min(n0, (qs + 1) * {rows})):",
+                f"        lo, hi = {idx[0]} * n1, ({idx[0]} + 1) * n1",
+                "        r0 = np.uint64(lo)"]
+    ind = len(idx)  # the indentation of a piece's loops
+    i = idx[-1]
+    pieces = ["h0 = min(lo + _h.stream_head(out0, lo), hi)",
+              f"e0 = h0 + (hi - h0) // {line} * {line}",
+              f"for {i} in range(np.uint64(lo) - r0, np.uint64(h0) - r0):", *_indent(plain, 1),
+              f"for {i} in range(np.uint64(h0) - r0, np.uint64(e0) - r0):", *_indent(main, 1),
+              f"for {i} in range(np.uint64(e0) - r0, np.uint64(hi) - r0):", *_indent(plain, 1)]
+    return [*head, *_indent(pieces, ind), "    _h.stream_fence()"]
 
 
 def _stored(comp: Module, o: int) -> int:

@@ -22,8 +22,8 @@ from lazyarray.passes.rows import is_row, row_space
 from lazyarray.ops.indexing import other_axes
 
 
-# Outputs of a 1-d loop kernel stream past the caches from this size: smaller ones are likely
-# read again while they are still cached.
+# Outputs of a 1-d or 2-d loop kernel stream past the caches from this size: smaller ones are
+# likely read again while they are still cached.
 STREAM_MIN_BYTES = 16 << 20
 
 
@@ -44,8 +44,8 @@ class Spec:
     # (runtime arguments): LLVM vectorizes those loads, not loads from strided 2-d views
     flat: tuple[int, ...] = ()
     flat_store: bool = False  # a write's store, likewise into a flat window of its region
-    # a 1-d loop whose outputs are larger than the caches: stored by non-temporal (streaming)
-    # stores, which do not read each output line before writing it (codegen/cpu.py)
+    # a 1-d or 2-d loop whose outputs are larger than the caches: stored by non-temporal
+    # (streaming) stores, which do not read each output line before writing it (codegen/cpu.py)
     stream: bool = False
 
 
@@ -203,7 +203,7 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     if flat_store:
         flat_strides += [np.uint64(st) for st in region[1][:-1]]
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
-    stream = (flat and kind == "loop" and not empty and len(sizes) == 1
+    stream = (flat and kind == "loop" and not empty and len(sizes) in (1, 2)
               and math.prod(sizes) * sum(comp.instrs[o].dtype.itemsize for o in comp.outputs)
               >= STREAM_MIN_BYTES)
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
