@@ -450,6 +450,8 @@ _OPS = [  # (name, f(xp, a, b, scalar or None)): recorded ones, then ones that c
     *((u, (lambda u: lambda xp, a, b, s: getattr(xp, u)(a))(u))
       for u in ("sin", "cos", "exp", "log", "sqrt", "tanh", "absolute", "negative", "square")),
     ("sum", lambda xp, a, b, s: a + a.sum()),  # a reduction (of a 1-d trace: fused), 0-d
+    # the sum of a temporary (of a 1-d trace: a pending total), one-argument ufuncs on it
+    ("total", lambda xp, a, b, s: a - xp.log1p(xp.sqrt(xp.abs(xp.sum(a * b))))),
     ("where", lambda xp, a, b, s: xp.where(a > b, a, b)),  # a bool trace, then where
     ("where_scalar", lambda xp, a, b, s: xp.where(a <= (0.5 if s is None else s), a, 1.5)),
     ("clip", lambda xp, a, b, s: xp.clip(a, -2.5, 0.75 if s is None or s != s else float(s))),
