@@ -60,8 +60,10 @@ def test_stream_helpers_at_every_alignment(dtype):
 
 @pytest.fixture
 def streaming(compiled, monkeypatch):
-    """Every 1-d loop kernel streams its outputs (the threshold at 0), on fresh launches."""
+    """Every 1-d and 2-d loop kernel streams its outputs (the thresholds at 0), on fresh
+    launches."""
     monkeypatch.setattr(layout, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(layout, "STREAM_ROW_MIN_BYTES", 0)
     executor._prepared.clear()
     trace_tier._REPLAYS.clear()
     yield
@@ -150,6 +152,8 @@ def test_only_large_loops_stream(compiled):
     assert "_h.store_stream(" in _source(grid * 2)
     assert "stream" not in _source(la.exp(grid))
     assert "stream" not in _source(grid[:1000] * 2)  # 8 MB
+    narrow = la.asarray(np.ones((3_000_000, 8)))  # rows of 64 bytes: not streamed
+    assert "stream" not in _source(narrow - la.asarray(np.arange(8.0)))
     assert_like_numpy(big * 2 + 1, np.full(big.shape, 3.0))
 
 

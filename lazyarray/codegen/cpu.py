@@ -697,6 +697,7 @@ def _render_stream_loop(comp: Module, spec: Spec, idx: list[str], roots) -> list
 
 
 STREAM_ROWS = 16  # rows per parallel iteration of a streaming 2-d loop (one fence each)
+STREAM_SPAN = 256  # bytes: the streaming loop of `_render_stream_direct` covers multiples
 # what a loop streaming from registers may compute: operations LLVM vectorizes (a body it
 # does not vectorize stores element by element, at a third of the speed)
 _STREAMABLE = frozenset({
@@ -720,14 +721,17 @@ def _render_stream_direct(comp: Module, idx: list[str], body: list[str], stores,
     """A loop (`Spec.stream`) whose output is stored by non-temporal vector stores straight
     from registers. Per piece -- a row of a 2-d loop (W7's stencil), STREAM_SUPERBLOCK
     elements of a 1-d one (W8) -- three loops over its elements: up to the first 64-byte
-    boundary of out0, then over whole lines with the store `_h.store_stream` (LLVM vectorizes
-    the loop as the plain one, its stores into aligned non-temporal vector stores), then the
-    rest; the first and last store plainly. The indices are unsigned (signed ones make the
+    boundary of out0, then over whole multiples of STREAM_SPAN bytes with the store
+    `_h.store_stream` (LLVM vectorizes the loop as the plain one, its stores into aligned
+    non-temporal vector stores), then the rest; the first and last store plainly. The indices are unsigned (signed ones make the
     loads gathers). Each parallel iteration (STREAM_ROWS rows, or one piece) ends with a
     fence. Through a buffer instead (`_render_stream_loop`), a store and a load per element
     more: W7's kernel ran 1.2-1.4x slower than the plain one that way, 0.86-0.95 of it this
     way; W8's 0.79-0.84 against 0.86-0.95 (docs/performance.md). Not indented."""
-    line = 64 // comp.instrs[roots[0]].dtype.itemsize  # elements per line
+    # the streaming loop covers whole multiples of STREAM_SPAN bytes: LLVM vectorizes it in
+    # groups of up to 256 bytes (8 lanes, unrolled 4x), which then leave no element to a
+    # scalar remainder (its non-temporal stores, one element each, are slow)
+    span = STREAM_SPAN // comp.instrs[roots[0]].dtype.itemsize
     main = body + [f"_h.store_stream(out0, r0 + {idx[-1]}, x{roots[0]})"]
     plain = body + stores(idx)
     if len(idx) == 1:
@@ -743,7 +747,7 @@ def _render_stream_direct(comp: Module, idx: list[str], body: list[str], stores,
     ind = len(idx)  # the indentation of a piece's loops
     i = idx[-1]
     pieces = ["h0 = min(lo + _h.stream_head(out0, lo), hi)",
-              f"e0 = h0 + (hi - h0) // {line} * {line}",
+              f"e0 = h0 + (hi - h0) // {span} * {span}",
               f"for {i} in range(np.uint64(lo) - r0, np.uint64(h0) - r0):", *_indent(plain, 1),
               f"for {i} in range(np.uint64(h0) - r0, np.uint64(e0) - r0):", *_indent(main, 1),
               f"for {i} in range(np.uint64(e0) - r0, np.uint64(hi) - r0):", *_indent(plain, 1)]
