@@ -206,7 +206,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     if flat_store:
         flat_strides += [np.uint64(st) for st in region[1][:-1]]
     chunked = kind == "reduce" and bool(reduced) and reduced[0]
-    row_bytes = sizes[-1] * sum(comp.instrs[o].dtype.itemsize for o in comp.outputs)
+    row_bytes = sizes[-1] * sum(comp.instrs[o].dtype.itemsize for o in comp.outputs) \
+        if sizes else 0
     stream = (flat and kind == "loop" and not empty and len(sizes) in (1, 2)
               and math.prod(sizes[:-1]) * row_bytes >= STREAM_MIN_BYTES
               and (len(sizes) == 1 or row_bytes >= STREAM_ROW_MIN_BYTES))
