@@ -554,6 +554,7 @@ def _cache_compiles(la) -> int | None:
 # a call, JAX's and OpenMP's less) would otherwise share the cores with this one (W5: 146 ms
 # instead of 95), and this engine's own, asleep after the pause, take a while to wake.
 SETTLE, SETTLE_ABOVE = 0.12, 1e-3
+ROUND_BUDGET, MAX_ROUNDS = 8.0, 15  # seconds of timed rounds per case, most rounds
 
 
 def _sample(fn: Callable[[], Any], number: int) -> float:
@@ -717,12 +718,13 @@ def run_case(wl: Workload, size: int, env: Env, opts: argparse.Namespace,
         rounds = opts.rounds
     elif opts.quick:
         rounds = 3
-    elif slowest < 0.1:
-        rounds = 7
-    elif slowest < 1.0:
-        rounds = 5
     else:
-        rounds = 3
+        rounds = 7 if slowest < 0.1 else 5 if slowest < 1.0 else 3
+        # more where a round is cheap, up to ROUND_BUDGET seconds of rounds: one call of a
+        # memory-bound 8 ms kernel varies 2x on a shared VM, and its median over 5 did too
+        per_round = sum(max(warm[n] * numbers[n], opts.sample_time)
+                        + (SETTLE if warm[n] >= SETTLE_ABOVE else 0.0) for n in fns)
+        rounds = max(rounds, min(MAX_ROUNDS, int(ROUND_BUDGET / per_round)))
     res.rounds = rounds
 
     order = [n for n in IMPLS if n in fns]
@@ -948,7 +950,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--workloads", default=None,
                    help="comma-separated subset, e.g. W1,W2 (default all)")
     p.add_argument("--rounds", type=int, default=None,
-                   help="alternating rounds per case (default: 7, 5 or 3 by call time)")
+                   help="alternating rounds per case (default: 7, 5 or 3 by call time, "
+                        "more up to 15 where they fit in 8 s)")
     p.add_argument("--sample-time", type=float, default=None,
                    help="seconds per timing sample; short calls are repeated (default 0.02)")
     p.add_argument("--engines", default=",".join(IMPLS[1:]),
