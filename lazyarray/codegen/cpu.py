@@ -30,8 +30,8 @@ from lazyarray.runtime.layout import Spec
 # output; 19: reduction kernels check float values for not finite only (`_body`'s `loose`);
 # 20: one-compare checks of values of known sign, exp of a value <= 0 without the upper clamp;
 # 21: streaming stores of large loop outputs (Spec.stream), the running maximum of magnitude
-# bits in place of a count of non-finite values (`_magnitude_bits`); 22: streaming rows of
-# 2-d loops (`_render_stream_rows`)
+# bits in place of a count of non-finite values (`_magnitude_bits`); 22: streaming from
+# registers, 1-d and 2-d (`_render_stream_direct`)
 CODEGEN_VERSION = 22
 
 
@@ -723,13 +723,13 @@ def _render_stream_direct(comp: Module, idx: list[str], body: list[str], stores,
     elements of a 1-d one (W8) -- three loops over its elements: up to the first 64-byte
     boundary of out0, then over whole multiples of STREAM_SPAN bytes with the store
     `_h.store_stream` (LLVM vectorizes the loop as the plain one, its stores into aligned
-    non-temporal vector stores), then the rest; the first and last store plainly. The indices are unsigned (signed ones make the
-    loads gathers). Each parallel iteration (STREAM_ROWS rows, or one piece) ends with a
-    fence. Through a buffer instead (`_render_stream_loop`), a store and a load per element
+    non-temporal vector stores), then the rest; the first and last store plainly. The
+    indices are unsigned (signed ones make the loads gathers). Each parallel iteration
+    (STREAM_ROWS rows, or one piece) ends with a fence. Through a buffer instead (`_render_stream_loop`), a store and a load per element
     more: W7's kernel ran 1.2-1.4x slower than the plain one that way, 0.86-0.95 of it this
     way; W8's 0.79-0.84 against 0.86-0.95 (docs/performance.md). Not indented."""
     # the streaming loop covers whole multiples of STREAM_SPAN bytes: LLVM vectorizes it in
-    # groups of up to 256 bytes (8 lanes, unrolled 4x), which then leave no element to a
+    # groups of up to 256 bytes (8 lanes unrolled up to 4x), which then leave no element to a
     # scalar remainder (its non-temporal stores, one element each, are slow)
     span = STREAM_SPAN // comp.instrs[roots[0]].dtype.itemsize
     main = body + [f"_h.store_stream(out0, r0 + {idx[-1]}, x{roots[0]})"]
