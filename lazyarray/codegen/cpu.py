@@ -718,16 +718,16 @@ def _streams_direct(comp: Module, spec: Spec, roots) -> bool:
 
 def _render_stream_direct(comp: Module, idx: list[str], body: list[str], stores,
                           roots) -> list[str]:
-    """A loop (`Spec.stream`) whose output is stored by non-temporal vector stores straight
-    from registers. Per piece -- a row of a 2-d loop (W7's stencil), STREAM_SUPERBLOCK
-    elements of a 1-d one (W8) -- three loops over its elements: up to the first 64-byte
-    boundary of out0, then over whole multiples of STREAM_SPAN bytes with the store
-    `_h.store_stream` (LLVM vectorizes the loop as the plain one, its stores into aligned
-    non-temporal vector stores), then the rest; the first and last store plainly. The
-    indices are unsigned (signed ones make the loads gathers). Each parallel iteration
-    (STREAM_ROWS rows, or one piece) ends with a fence. Through a buffer instead (`_render_stream_loop`), a store and a load per element
-    more: W7's kernel ran 1.2-1.4x slower than the plain one that way, 0.86-0.95 of it this
-    way; W8's 0.79-0.84 against 0.86-0.95 (docs/performance.md). Not indented."""
+    """A loop (`Spec.stream`) whose output is stored by non-temporal vector stores straight from
+    registers. Per piece -- a row of a 2-d loop (W7's stencil), STREAM_SUPERBLOCK elements of a
+    1-d one (W8) -- three loops over its elements: up to the first 64-byte boundary of out0,
+    then over whole multiples of STREAM_SPAN bytes with the store `_h.store_stream` (LLVM
+    vectorizes the loop as the plain one, its stores into aligned non-temporal vector stores),
+    then the rest; the first and last store plainly. The indices are unsigned (signed ones make
+    the loads gathers). Each parallel iteration (STREAM_ROWS rows, or one piece) ends with a
+    fence. Through a buffer instead (`_render_stream_loop`), a store and a load per element
+    more: W7's kernel ran 1.2-1.4x slower than the plain one that way, 0.86-0.95 of it this way;
+    W8's 0.79-0.84 against 0.86-0.95 (docs/performance.md). Not indented."""
     # the streaming loop covers whole multiples of STREAM_SPAN bytes: LLVM vectorizes it in
     # groups of up to 256 bytes (8 lanes unrolled up to 4x), which then leave no element to a
     # scalar remainder (its non-temporal stores, one element each, are slow)
