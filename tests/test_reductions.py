@@ -3,6 +3,8 @@ argmin, argmax, any, all, std, var -- as functions and as Array methods, with
 axis None/int/negative/tuple, keepdims, dtype=, ddof; result dtypes; empty
 and 0-d arrays; NaN propagation; first-occurrence ties for arg-reductions."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -334,12 +336,12 @@ def test_reductions_over_vectorized_blocks(compiled, shape, axis):
 
 @pytest.mark.parametrize("m", [1, 63, 64, 65, 1000])
 def test_vectorized_block_sum_order(compiled, m):
-    """The documented order of a row sum with vector math in it: element q into lane q mod
-    64, the lanes halved (lane j + lane j + w, w = 32 ... 1), then added to 0: bit for bit,
-    so it does not depend on the thread count."""
+    """The documented order of a row sum of sin (BLOCK lanes, for the fix-up pass of huge
+    arguments): element q into lane q mod 64, the lanes halved (lane j + lane j + w,
+    w = 32 ... 1), then added to 0: bit for bit, so it does not depend on the thread count."""
     x = np.random.default_rng(3).uniform(-3, 3, (37, m))
-    v = np.asarray(la.exp(la.asarray(x)))  # the same exp values as the fused kernel's
-    got = np.asarray(la.exp(la.asarray(x)).sum(axis=1))
+    v = np.asarray(la.sin(la.asarray(x)))  # the same sin values as the fused kernel's
+    got = np.asarray(la.sin(la.asarray(x)).sum(axis=1))
     lanes = np.zeros((37, 64))
     for q in range(0, m, 64):
         blk = v[:, q:q + 64]
@@ -349,6 +351,63 @@ def test_vectorized_block_sum_order(compiled, m):
         lanes[:, :w] = lanes[:, :w] + lanes[:, w:2 * w]
         w //= 2
     assert np.array_equal(got, 0.0 + lanes[:, 0])
+
+
+def _each_thread_count(f):
+    """f() with Numba's full thread count, then with one thread."""
+    import numba
+    threads = numba.get_num_threads()
+    a = f()
+    numba.set_num_threads(1)
+    try:
+        return a, f()
+    finally:
+        numba.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("shape, axis", [((1_000_003,), None), ((301, 1999), 1),
+                                         ((3, 200_001), None), ((50_000, 7), -1)])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "exp_sum", "exp_max"])
+def test_vector_lane_reductions(compiled, shape, axis, op):
+    """Float sums, max and min accumulate in vector lanes LLVM picks (`vector_combine`): the
+    kernel says so; the result does not depend on the thread count (bit for bit); a sum is
+    within 16 ulps of sum(|x|) of the exact sum (math.fsum); max and min equal NumPy's."""
+    x = np.random.default_rng(11).uniform(-3, 3, shape)
+    fn = op.split("_")[-1]
+    ref = np.asarray(la.exp(la.asarray(x))) if op.startswith("exp") else x  # the kernel's exp
+
+    def expr():
+        a = la.asarray(x)
+        return getattr(la.exp(a) if op.startswith("exp") else a, fn)(axis=axis)
+
+    steps = {"sum": "_h.sum_step(", "max": "_h.max_step(", "min": "_h.min_step("}
+    assert any(steps[fn] in k.source for k in la.explain(expr()).kernels)
+    a, b = _each_thread_count(lambda: np.asarray(expr()).copy())
+    assert np.array_equal(a, b)
+    want = getattr(ref, fn)(axis=axis)
+    assert a.dtype == want.dtype and a.shape == want.shape
+    if fn == "sum":
+        rows = ref.reshape(1, -1) if axis is None else np.moveaxis(ref, axis, -1)
+        exact = np.array([math.fsum(r) for r in rows.reshape(-1, rows.shape[-1])])
+        ulps = np.abs(a.reshape(-1) - exact) / np.spacing(np.abs(rows).sum(axis=-1).reshape(-1))
+        assert ulps.max() <= 16, ulps.max()  # (NumPy's pairwise sum: 1; one chain: 24)
+    else:
+        assert np.array_equal(a, want)
+
+
+def test_vector_lane_reductions_nan_inf(compiled):
+    """NaN and inf come out of the vector lanes as from NumPy, wherever they sit."""
+    for n in (1, 7, 64, 1001, 300_007):
+        for pos in {0, n // 2, n - 1}:
+            for bad in (np.nan, np.inf, -np.inf):
+                x = np.random.default_rng(n).uniform(-1, 1, n)
+                x[pos] = bad
+                for fn in ("sum", "max", "min"):
+                    got, want = np.asarray(getattr(la.asarray(x), fn)()), getattr(x, fn)()
+                    assert np.array_equal(got, want, equal_nan=True), (n, pos, bad, fn)
+    y = np.full(1000, 1.0)
+    y[3], y[900] = np.inf, -np.inf
+    assert np.isnan(np.asarray(la.asarray(y).sum()))
 
 
 @pytest.mark.parametrize("shape", [(1000, 8), (100_003, 3), (37, 5)])

@@ -453,6 +453,41 @@ def _fma(typingctx, a, b, c):
     return types.float64(types.float64, types.float64, types.float64), codegen
 
 
+@intrinsic
+def sum_step(typingctx, acc, x):
+    """acc + x as an addition LLVM may reassociate (`fadd reassoc`, and no other fast-math
+    flag): in a loop `acc = sum_step(acc, x)` the loop vectorizer keeps several vector
+    accumulators, then adds them up, so a sum runs at the speed of its loads instead of one
+    add's latency per element. Only this addition is reordered; the operands are computed
+    exactly as written, and NaN and inf come out as in any order (codegen/cpu.py,
+    `vector_combine`)."""
+    if not isinstance(acc, types.Float) or acc != x:
+        return None
+    def codegen(context, builder, signature, args):
+        return builder.fadd(args[0], args[1], flags=("reassoc",))
+    return acc(acc, x), codegen
+
+
+def _extremum_step(name: str):
+    """An intrinsic for llvm.maximum or llvm.minimum of two floats: NaN if either is NaN (as
+    np.maximum), and an operation LLVM knows to be associative, so a loop of
+    `acc = max_step(acc, x)` vectorizes into vector accumulators (vmaxpd and a NaN fix-up)."""
+    @intrinsic
+    def step(typingctx, acc, x):
+        if not isinstance(acc, types.Float) or acc != x:
+            return None
+        def codegen(context, builder, signature, args):
+            t = args[0].type
+            fn = builder.module.declare_intrinsic(name, [t], llvmlite_ir.FunctionType(t, [t, t]))
+            return builder.call(fn, args)
+        return acc(acc, x), codegen
+    return step
+
+
+max_step = _extremum_step("llvm.maximum")
+min_step = _extremum_step("llvm.minimum")
+
+
 # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 + 5.6e-50: each part is the double nearest to what the
 # parts before it leave (mpmath at 300 bits).
 _TWO_OVER_PI = 0.6366197723675814

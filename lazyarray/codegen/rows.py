@@ -21,7 +21,8 @@ Accumulation uses four lanes in a fixed order, so results do not depend on the t
 from __future__ import annotations
 
 from lazyarray.codegen.cpu import (_VECTOR_MATH, _ancestors, _body, _expr, _fp_line, _indent,
-                                   _nonfinite, _reduce_may_raise, acc_dtype, np_type)
+                                   _nonfinite, _reduce_may_raise, acc_dtype, np_type,
+                                   vector_combine)
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ops.table import REDUCTIONS
 from lazyarray.passes.fusion import _cheap
@@ -118,31 +119,38 @@ def _reduce_pass(comp: Module, spec: Spec, idx: list[str], r: int, need: set[int
     v = rins.operands[0]
     k = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"].index(r)
     body = _body(comp, spec, idx, set(), only=need, aliases=aliases)
-    step = lambda lane, x: f"acc{lane} = {acc_t}({rdef.combine.format(f'acc{lane}', x)})"  # noqa: E731
+    combine = vector_combine(rins) or rdef.combine
+    step = lambda lane, x: f"acc{lane} = {acc_t}({combine.format(f'acc{lane}', x)})"  # noqa: E731
     lines, alloc = [], []
     load = None
     if v in aliases:  # the operand is in a scratch buffer already
         body, load = [], lambda q: f"scr{v}[{q}]"
-    elif any(m in line for line in body for m in _VECTOR_MATH):
-        # the operand for the whole row first (vectorized), then the accumulation
+    elif not vector_combine(rins) and any(m in line for line in body for m in _VECTOR_MATH):
+        # the operand for the whole row first (vectorized), then the accumulation (a float
+        # sum, max or min vectorizes with the math in one loop)
         buf = f"scr{v}" if f"scr{v}[i1] = x{v}" in store else f"vec{r}"
         if buf == f"vec{r}":
             alloc.append(f"{buf} = np.empty(n1, {np_type(comp.instrs[v].dtype)})")
             store = [*store, f"{buf}[i1] = x{v}"]
         lines += ["for i1 in range(n1):", *_indent(body + store, 1)]
         body, store, load = [], [], lambda q: f"{buf}[{q}]"
-    lines += [f"acc{j} = init{k}" for j in range(4)]
-    lines.append("for q in range(0, n1 - 3, 4):")
-    for j in range(4):
-        if load is None:
-            lines += _indent([f"i1 = q + {j}", *body, *store, step(j, f"x{v}")], 1)
-        else:
-            lines += _indent([step(j, load(f"q + {j}"))], 1)
-    lines.append("for i1 in range(n1 // 4 * 4, n1):")
-    lines += _indent([*body, *store, step(0, f"x{v}")] if load is None else
-                     [step(0, load("i1"))], 1)
-    lines += [step(0, "acc1"), step(2, "acc3"), step(0, "acc2"),
-              f"x{r} = {np_type(rins.dtype)}(acc0)"]
+    if vector_combine(rins):  # one accumulator, vectorized by LLVM (see `vector_combine`)
+        lines += [f"acc0 = init{k}", "for i1 in range(n1):"]
+        lines += _indent([*body, *store, step(0, f"x{v}")] if load is None else
+                         [step(0, load("i1"))], 1)
+    else:
+        lines += [f"acc{j} = init{k}" for j in range(4)]
+        lines.append("for q in range(0, n1 - 3, 4):")
+        for j in range(4):
+            if load is None:
+                lines += _indent([f"i1 = q + {j}", *body, *store, step(j, f"x{v}")], 1)
+            else:
+                lines += _indent([step(j, load(f"q + {j}"))], 1)
+        lines.append("for i1 in range(n1 // 4 * 4, n1):")
+        lines += _indent([*body, *store, step(0, f"x{v}")] if load is None else
+                         [step(0, load("i1"))], 1)
+        lines += [step(0, "acc1"), step(2, "acc3"), step(0, "acc2")]
+    lines.append(f"x{r} = {np_type(rins.dtype)}(acc0)")
     if _reduce_may_raise(comp, r):
         lines.append(f"fpf |= {_nonfinite(f'x{r}')}")
     return alloc, lines
