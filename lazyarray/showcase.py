@@ -549,11 +549,15 @@ def _cache_compiles(la) -> int | None:
         return None
 
 
-# Before each sample of calls that last SETTLE_ABOVE or more, SETTLE seconds idle and one
-# untimed call: worker threads of the engine sampled before (OpenBLAS's spin about 0.1 s after
-# a call, JAX's and OpenMP's less) would otherwise share the cores with this one (W5: 146 ms
-# instead of 95), and this engine's own, asleep after the pause, take a while to wake.
-SETTLE, SETTLE_ABOVE = 0.12, 1e-3
+# Before each sample of calls that last SETTLE_ABOVE or more, SETTLE seconds idle, then
+# untimed calls for at least WARM_FOR seconds (one at least): worker threads of the engine
+# sampled before (OpenBLAS's spin about 0.1 s after a call, JAX's and OpenMP's less) would
+# otherwise share the cores with this one (W5: 146 ms instead of 95), and after the pause the
+# machine is slow for a while: on one VM (Intel Xeon, 2 vCPUs) W8's kernel at 1e7 ran 5.7 ms
+# in the first call after 0.12 s idle, 3.2 ms from the 8th on, W7's at 4096^2 9.9 ms, then
+# 7.9 (memory-bound kernels: the memory system's clock ramps up with load). Every engine is
+# timed the same way, so the ratios hold either way; the warm calls make them steadier.
+SETTLE, SETTLE_ABOVE, WARM_FOR = 0.12, 1e-3, 0.1
 ROUND_BUDGET, MAX_ROUNDS = 8.0, 15  # seconds of timed rounds per case, most rounds
 
 
@@ -568,6 +572,14 @@ def _sample(fn: Callable[[], Any], number: int) -> float:
     finally:
         if gcold:
             gc.enable()
+
+
+def _warm_up(fn: Callable[[], Any]) -> None:
+    """Untimed calls of `fn` for WARM_FOR seconds, one at least."""
+    end = time.perf_counter() + WARM_FOR
+    fn()
+    while time.perf_counter() < end:
+        fn()
 
 
 class Progress:
@@ -723,7 +735,8 @@ def run_case(wl: Workload, size: int, env: Env, opts: argparse.Namespace,
         # more where a round is cheap, up to ROUND_BUDGET seconds of rounds: one call of a
         # memory-bound 8 ms kernel varies 2x on a shared VM, and its median over 5 did too
         per_round = sum(max(warm[n] * numbers[n], opts.sample_time)
-                        + (SETTLE if warm[n] >= SETTLE_ABOVE else 0.0) for n in fns)
+                        + (SETTLE + max(WARM_FOR, warm[n]) if warm[n] >= SETTLE_ABOVE else 0.0)
+                        for n in fns)
         rounds = max(rounds, min(MAX_ROUNDS, int(ROUND_BUDGET / per_round)))
     res.rounds = rounds
 
@@ -737,7 +750,7 @@ def run_case(wl: Workload, size: int, env: Env, opts: argparse.Namespace,
             try:
                 if warm[name] >= SETTLE_ABOVE:
                     time.sleep(SETTLE)  # the previous engine's worker threads stop spinning
-                    fns[name]()  # and this one's are awake again (untimed)
+                    _warm_up(fns[name])  # and this one's are awake again (untimed)
                 samples[name].append(_sample(fns[name], numbers[name]))
             except Exception as exc:  # noqa: BLE001
                 res.impls[name].status = "error"

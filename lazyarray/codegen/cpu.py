@@ -32,7 +32,7 @@ from lazyarray.runtime.layout import Spec
 # 21: streaming stores of large loop outputs (Spec.stream), the running maximum of magnitude
 # bits in place of a count of non-finite values (`_magnitude_bits`); 22: streaming from
 # registers, 1-d and 2-d (`_render_stream_direct`); 23: float sum, max, min
-# vectorized (`vector_combine`)
+# vectorized (`vector_combine`), a running maximum per row (`_row_maxima`)
 CODEGEN_VERSION = 23
 
 
@@ -634,6 +634,21 @@ def _nest(dims: list[int], var: str, parallel: bool) -> list[str]:
 SUPERBLOCK = 64 * BLOCK  # elements per parallel iteration of a blocked 1-d loop
 
 
+def _row_maxima(nest: list[str], body: list[str]) -> list[str]:
+    """The loop `nest` around `body` (indented under its innermost loop). When the body
+    keeps the running maximum `nfo` and the nest has two loops or more, the innermost loop
+    keeps its own (`nfr`), folded into `nfo` after it: the vectorized loop's maximum across
+    its lanes then no longer waits on the row before, as it did when the loop started from
+    `nfo` (W6's rows of 8: 3.8 ms, against 3.1 ms this way, 2.7 ms with no checks)."""
+    depth = len(nest)
+    if depth < 2 or not any(line.lstrip().startswith("nfo = max(") for line in body):
+        return nest + _indent(body, depth)
+    body = [line.replace("nfo = max(nfo,", "nfr = max(nfr,") for line in body]
+    pad = "    " * (depth - 1)
+    return [*nest[:-1], f"{pad}nfr = 0", nest[-1], *_indent(body, depth),
+            f"{pad}nfo = max(nfo, nfr)"]
+
+
 def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     roots = [_stored(comp, o) for o in comp.outputs]
 
@@ -655,8 +670,8 @@ def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         if spec.stream and _streams_direct(comp, spec, roots):
             loop = _indent(_render_stream_direct(comp, idx, body, stores, roots), 1)
         else:
-            loop = (_indent(_nest(list(range(spec.rank)), "i", True), 1)
-                    + _indent(body + stores(idx), spec.rank + 1))
+            loop = _indent(_row_maxima(_nest(list(range(spec.rank)), "i", True),
+                                       body + stores(idx)), 1)
     if not any(line.lstrip().startswith("nfo = max(") for line in body):
         return loop
     # the exact checks of the gated instructions, in a second pass that runs only when an
