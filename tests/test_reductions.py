@@ -395,6 +395,55 @@ def test_vector_lane_reductions(compiled, shape, axis, op):
         assert np.array_equal(a, want)
 
 
+@pytest.fixture
+def prefetching(compiled, monkeypatch):
+    """Every chunked 1-d reduction prefetches (`Spec.prefetch`, the threshold at 0), on
+    fresh launches."""
+    from lazyarray import trace_tier
+    from lazyarray.runtime import executor, layout
+    monkeypatch.setattr(layout, "PREFETCH_MIN_BYTES", 0)
+    executor._prepared.clear()
+    trace_tier._REPLAYS.clear()
+    yield
+    executor._prepared.clear()
+    trace_tier._REPLAYS.clear()
+
+
+@pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 1023, 1024, 1025, 1279, 1281, 5000, 200_003])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_prefetching_reductions(prefetching, n, dtype):
+    """With prefetches (blocks of PREFETCH_BLOCK, lines PREFETCH_AHEAD further, kept below
+    the end): sums, max and min of 1-d arrays, contiguous and strided, as NumPy's; the
+    kernels say they prefetch."""
+    rng = np.random.default_rng(n)
+    base = rng.uniform(-2, 2, 2 * n + 3).astype(dtype)
+    for x in (base[:n], base[1::2][:n], base[::-2][:n]):
+        a = la.asarray(x)
+        expr = (a - 0.5) ** 2
+        if n > 1:  # (one element is a scalar load: no loop)
+            assert "_h.prefetch(a0, pq)" in la.explain(expr.sum()).kernels[0].source
+        got = np.asarray(expr.sum())
+        want = ((x - dtype(0.5)) ** 2).sum()
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == np.float64 else 1e-5)
+        assert np.asarray(a.max()) == x.max() and np.asarray(a.min()) == x.min()
+    y = base[:n].copy()
+    y[n // 2] = np.nan
+    assert np.isnan(np.asarray(la.asarray(y).sum())) and np.isnan(np.asarray(la.asarray(y).max()))
+
+
+def test_prefetch_only_for_large_inputs(compiled):
+    """`Spec.prefetch` from PREFETCH_MIN_BYTES of array loads on: not below."""
+    from lazyarray.runtime import layout
+    small = la.asarray(np.ones(1000))
+    assert "_h.prefetch" not in la.explain((small * 2).sum()).kernels[0].source
+    n = layout.PREFETCH_MIN_BYTES // 8
+    big = la.asarray(np.ones(n))
+    src = la.explain((big * 2).sum()).kernels[0].source
+    assert "_h.prefetch(a0, pq)" in src
+    assert float(np.asarray((big * 2).sum())) == 2.0 * n
+
+
 def test_vector_lane_reductions_nan_inf(compiled):
     """NaN and inf come out of the vector lanes as from NumPy, wherever they sit."""
     for n in (1, 7, 64, 1001, 300_007):

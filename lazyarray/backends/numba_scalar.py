@@ -971,6 +971,28 @@ _STREAM_ALIGN = 32  # the widest x86 non-temporal store LLVM vectorizes to (a ym
 
 
 @intrinsic
+def prefetch(typingctx, arr, i):
+    """Ask for the cache line holding arr[i] of the 1-d `arr` (llvm.prefetch: a read, kept
+    in all levels). A hint: it never faults, whatever the address; the kernels keep `i` in
+    range all the same (a prefetch past the end walked the page tables of unmapped memory)."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(i, types.Integer):
+        return None
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        step = cgutils.unpack_tuple(builder, ary.strides, 1)[0]
+        i8p = llvmlite_ir.IntType(8).as_pointer()
+        offset = builder.mul(context.cast(builder, args[1], signature.args[1], types.intp), step)
+        at = builder.gep(builder.bitcast(ary.data, i8p), [offset])
+        i32 = llvmlite_ir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", [i8p], llvmlite_ir.FunctionType(llvmlite_ir.VoidType(),
+                                                             [i8p, i32, i32, i32]))
+        builder.call(fn, [at, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+    return types.void(arr, i), codegen
+
+
+@intrinsic
 def stream_fence(typingctx):
     """Order the streaming stores before everything after (they are weakly ordered): each
     parallel iteration ends with one, before another thread may read what it wrote."""

@@ -25,6 +25,10 @@ from lazyarray.ops.indexing import other_axes
 # Outputs of a 1-d or 2-d loop kernel stream past the caches from this size: smaller ones are
 # likely read again while they are still cached.
 STREAM_MIN_BYTES = 16 << 20
+# A 1-d reduction prefetches its loads from this size on (`Spec.prefetch`): W2 at 1e7 on an
+# Intel Xeon, 3.5 -> 3.0 ms (one core keeps too few of its misses in flight to draw the
+# memory's bandwidth from two streams); below, mostly cached, the blocks cost up to 10%
+PREFETCH_MIN_BYTES = 16 << 20
 # ...and a 2-d loop's when its rows are this long: a short row is mostly its ends, stored
 # plainly (W6's rows of 8 float64 streamed ran 1.9x slower)
 STREAM_ROW_MIN_BYTES = 4096
@@ -50,6 +54,10 @@ class Spec:
     # a 1-d or 2-d loop whose outputs are larger than the caches: stored by non-temporal
     # (streaming) stores, which do not read each output line before writing it (codegen/cpu.py)
     stream: bool = False
+    # a 1-d reduction over chunks whose array loads are larger than the caches: each block of
+    # PREFETCH_BLOCK elements first asks for the lines PREFETCH_AHEAD elements further on
+    # (software prefetch, codegen/cpu.py `_prefetch_lines`)
+    prefetch: bool = False
 
 
 @dataclass(slots=True)
@@ -211,8 +219,10 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     stream = (flat and kind == "loop" and not empty and len(sizes) in (1, 2)
               and math.prod(sizes[:-1]) * row_bytes >= STREAM_MIN_BYTES
               and (len(sizes) == 1 or row_bytes >= STREAM_ROW_MIN_BYTES))
+    prefetch = (chunked and len(sizes) == 1 and not empty and not gathers
+                and sum(a.nbytes for a in arrays) >= PREFETCH_MIN_BYTES)
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
-                tuple(flat_loads), flat_store, stream)
+                tuple(flat_loads), flat_store, stream, prefetch)
     return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views)
 
 
