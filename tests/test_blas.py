@@ -108,3 +108,43 @@ def test_layout_reads_strides():
     assert blas._layout(x[:, :5]) == (blas._NO_TRANS, 8)
     assert blas._layout(x[:, ::2]) == (None, 0)
     assert blas._layout(x.T[:5]) == (blas._TRANS, 8)
+
+
+_WARN = dict(over="warn", invalid="warn", divide="warn")  # NumPy's default error state
+
+
+def _bias_relu(xp, a, b, bias):
+    return xp.maximum(a @ b + bias, 0)
+
+
+@pytest.mark.parametrize("n", [8, 300])
+def test_epilogue_writes_over_the_product_and_warns_as_numpy(compiled, n):
+    """W5's bias + relu runs in place over the product's buffer (a donated buffer) under
+    NumPy's default error state too; where the addition overflows, the kernel's check would
+    read the overwritten product, so the recheck computes the product again: NumPy's values
+    and exactly NumPy's warnings, at the user's line."""
+    rng = np.random.default_rng(n)
+    a, b, bias = rng.standard_normal((n, n)), rng.standard_normal((n, n)), rng.standard_normal(n)
+    before = la.cache_info()["buffers_donated"]
+    with np.errstate(**_WARN):
+        got = np.asarray(_bias_relu(la, la.asarray(a), la.asarray(b), la.asarray(bias)))
+    assert la.cache_info()["buffers_donated"] - before == 1
+    assert np.array_equal(got, _bias_relu(np, a, b, bias))
+    rechecks = la.cache_info()["fp_rechecks"]
+    for big in ([1.7e308, -1.7e308], [np.inf, -np.inf], [np.nan, 1.0]):
+        hot = bias.copy()
+        hot[: len(big)] = big
+        for a2 in (a, a * 1e306):  # (the sum overflows only with the larger product)
+            with warnings.catch_warnings(record=True) as seen, np.errstate(**_WARN):
+                warnings.simplefilter("always")
+                got = np.asarray(_bias_relu(la, la.asarray(a2), la.asarray(b),
+                                            la.asarray(hot)))
+            with warnings.catch_warnings(record=True) as ref, np.errstate(**_WARN):
+                warnings.simplefilter("always")
+                want = _bias_relu(np, a2, b, hot)
+            assert np.array_equal(got, want, equal_nan=True)
+            assert sorted(str(w.message) for w in seen) == sorted(str(w.message) for w in ref)
+            assert all(w.filename == __file__ for w in seen)
+            donated = la.cache_info()["buffers_donated"]
+    assert donated - before == 7
+    assert la.cache_info()["fp_rechecks"] > rechecks

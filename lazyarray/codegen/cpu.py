@@ -33,7 +33,8 @@ from lazyarray.runtime.layout import Spec
 # bits in place of a count of non-finite values (`_magnitude_bits`); 22: streaming from
 # registers, 1-d and 2-d (`_render_stream_direct`); 23: float sum, max, min
 # vectorized (`vector_combine`), a running maximum per row (`_row_maxima`),
-# software prefetch in large 1-d reductions (`Spec.prefetch`)
+# software prefetch in large 1-d reductions (`Spec.prefetch`); -1 from a loop whose second
+# pass would read an input its output overwrote
 CODEGEN_VERSION = 23
 
 
@@ -676,9 +677,15 @@ def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     if not any(line.lstrip().startswith("nfo = max(") for line in body):
         return loop
     # the exact checks of the gated instructions, in a second pass that runs only when an
-    # output element is not finite (serial: it is the rare case)
+    # output element is not finite (serial: it is the rare case). It reads the inputs again:
+    # when an output was written over one of them (a donated buffer), it cannot, and the
+    # kernel answers -1 ("count unknown": the executor rechecks on inputs computed again)
     recheck = _body(comp, spec, idx, set())
+    n_arr = sum(d is not None for _, d in spec.loads)
+    aliased = " or ".join(f"out{j}.ctypes.data == a{k}.ctypes.data"
+                          for j in range(len(roots)) for k in range(n_arr))
     return (["    nfo = 0", *loop, f"    if nfo >= {NONFINITE_BITS:#x}:"]
+            + ([f"        if {aliased}:", "            return -1"] if aliased else [])
             + _indent(_nest(list(range(spec.rank)), "i", False), 2)
             + _indent(recheck, spec.rank + 2))
 

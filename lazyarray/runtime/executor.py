@@ -242,9 +242,9 @@ PREPARED_LAYOUTS = 8  # remembered operand layouts per computation
 PREPARED_COMPUTATIONS = 4096
 
 
-def _layout_key(operands: list, serial: bool) -> tuple | None:
+def _layout_key(operands: list, serial: bool, in_place: bool = False) -> tuple | None:
     try:
-        return (serial, *map(_LAYOUT, operands))
+        return (serial, in_place, *map(_LAYOUT, operands))
     except AttributeError:
         return None
 
@@ -355,7 +355,7 @@ def _load_base(comp: Module, i: int) -> int:
 
 
 def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
-                  donors: tuple) -> list:
+                  donors: tuple, regen: dict | None = None) -> list:
     record = None
     if trace is not None:
         record = kernel_record(p, ins, len(trace.kernels))
@@ -363,7 +363,7 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
         t0 = time.perf_counter()
     results, flagged = launch_prepared(p, operands, donors)
     if flagged:
-        recheck_flags(ins.value, operands)
+        recheck_flags(ins.value, _regenerated(operands, regen))
     if record is not None:
         record.seconds = time.perf_counter() - t0
     return results
@@ -408,6 +408,20 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
     return results, flagged
 
 
+def _regenerated(operands: list, regen: dict | None) -> list:
+    """`operands` with each product result that may have been overwritten by a donated
+    output computed again (`run_fusion`'s `regen`): a flag is rare, and the warnings NumPy
+    gives depend on the values the fusion read. The product's own warnings were recorded
+    the first time."""
+    if not regen or fpstate.active() is None:
+        return operands
+    operands = list(operands)
+    with np.errstate(all="ignore"):
+        for k, (a, b) in regen.items():
+            operands[k] = np.asarray(blas.matmul(a, b))
+    return operands
+
+
 def recheck_flags(comp: Module, operands: list) -> None:
     """A kernel counted possible floating-point events: when the evaluation records NumPy's
     warnings, re-run the fusion on NumPy's loops to learn exactly which (values discarded)."""
@@ -422,28 +436,32 @@ def _interpret(comp: Module, operands: list) -> list:
 
 
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
-               serial: bool = False, donors: tuple = ()) -> list:
+               serial: bool = False, donors: tuple = (), regen: dict | None = None) -> list:
     """Run one fusion on NumPy operands (`serial`: never the parallel kernel, for callers that
     already run one fusion per thread, such as the dask backend's chunk tasks).
 
     An update fusion writes its base's new version; `donors` holding the base's operand
-    index lets it write into the base's own buffer (see `_store`)."""
+    index lets it write into the base's own buffer (see `_store`). `regen`: for donors of a
+    fusion that owes NumPy's exact warnings, the operands of the matrix product each is the
+    result of: a flagged launch computes them again for its recheck (`_regenerated`)."""
     comp: Module = ins.value
     if ins.attr("kind") == "update":
         return _run_update(ins, operands, trace, dry, serial, donors)
-    lkey = None if dry else _layout_key(operands, serial)
+    in_place = bool(donors) and ins.attr("kind") == "loop"
+    lkey = None if dry else _layout_key(operands, serial, in_place)
     if lkey is not None:
         known = _prepared.get(comp)
         p = known.get(lkey) if known is not None else None
         if p is not None:
-            return _run_prepared(p, ins, operands, trace, donors)
-    launch = plan(comp, operands, flat=True)
+            return _run_prepared(p, ins, operands, trace, donors, regen)
+    launch = plan(comp, operands, flat=True, in_place=in_place)
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
     if trace is None:
         if dry:
             return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
-        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors)
+        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors,
+                           regen=regen)
     # a hit needs a built kernel (explain's plan renders, never builds)
     status = "interpreted" if entry.source is None or launch.empty else (
         "hit" if hit and entry.kernel is not None else "miss")
@@ -455,7 +473,8 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
     record.compiled = not (entry.source is None or launch.empty or entry.kernel)
     t0 = time.perf_counter()
     try:
-        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors)
+        return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors,
+                           regen=regen)
     finally:
         record.seconds = time.perf_counter() - t0
 
@@ -563,7 +582,7 @@ def _store(comp: Module, launch: Launch, base: np.ndarray, inplace: bool):
 
 def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
                 hit: bool, lkey: tuple | None, serial: bool = False, donors: tuple = (),
-                store=None) -> list:
+                store=None, regen: dict | None = None) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return _interpret(comp, operands)
@@ -586,7 +605,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             if launch.spec.tables and tail[-1][0]:
                 _raise_index_error(comp, operands)
             if flagged:
-                recheck_flags(comp, operands)
+                recheck_flags(comp, _regenerated(operands, regen))
             p = None if lkey is None else _prepare(comp, launch, entry, results, head, fresh,
                                                    tail, operands, serial)
             if p is not None:
@@ -635,8 +654,9 @@ def _value_error(exc: BaseException) -> BaseException | None:
 def _owes_exact_warnings(comp: Module) -> bool:
     """Must this fusion keep its operands intact? When NumPy's error state warns (the
     default) and the kernel may count a floating-point event, the fusion is re-run on its
-    operands to learn NumPy's exact warnings (`recheck_flags`): so no operand is written in place
-    (the result goes to a fresh, pooled buffer instead)."""
+    operands to learn NumPy's exact warnings (`recheck_flags`): so no operand is written in
+    place (the result goes to a fresh, pooled buffer instead), except a matrix product's
+    result, which a recheck computes again (`_regenerated`; W5's bias + relu)."""
     return fpstate.active() is not None and _may_flag(comp)
 
 
@@ -864,6 +884,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
     vals: list = [None] * len(m.instrs)
     last_use, dead = _uses(m)
     calls: dict = {}  # multi-result library calls: run once
+    products: dict = {}  # a dot's instruction -> its operands (`_regenerated`)
     for i, ins in enumerate(m.instrs):
         op = ins.opcode
         if op == "parameter":
@@ -873,15 +894,20 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         elif op in MOVEMENT:
             vals[i] = apply_movement(ins, vals[ins.operands[0]])
         elif op == "fusion":
-            donors = () if _owes_exact_warnings(ins.value) else tuple(
-                k for k, o in enumerate(ins.operands)
-                if _donatable(m, i, o, last_use, vals[o], free))
+            donors = tuple(k for k, o in enumerate(ins.operands)
+                           if _donatable(m, i, o, last_use, vals[o], free))
+            regen = None
+            if donors and _owes_exact_warnings(ins.value):
+                # only a product's result, which can be computed again for a recheck
+                regen = {k: products[ins.operands[k]] for k in donors
+                         if ins.operands[k] in products}
+                donors = tuple(regen)
             if dry and ins.attr("kind") != "update":  # explain reports where writes go
                 donors = ()
             serial = any(m.instrs[o].opcode == "dot" and vals[o].size < PARALLEL_MIN_AFTER_BLAS
                          for o in ins.operands)
             out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, serial=serial,
-                             donors=donors)
+                             donors=donors, regen=regen or None)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
@@ -891,6 +917,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                 fpstate.call(blas.matmul, a, b))
             if not dry:
                 stats.bump("library_calls")
+                products[i] = (a, b)
         elif op == "custom-call":
             if dry:
                 vals[i] = np.empty(ins.shape, ins.dtype)
