@@ -10,6 +10,8 @@
     LAZYARRAY_BACKGROUND_COMPILE  1: build kernels in a background thread, interpret meanwhile
     LAZYARRAY_BLAS              "auto" (default) or "numpy": "numpy" keeps every matrix product
                                 on np.matmul (lazyarray/runtime/blas.py)
+    LAZYARRAY_VECTOR_BITS       "256": no 512-bit vectors in large-launch kernels on AVX-512
+                                CPUs (read once; lazyarray/backends/vector_width.py)
 """
 
 from __future__ import annotations

@@ -28,8 +28,9 @@ PREFIX = "lazyarray_kernel_"
 
 @functools.lru_cache(maxsize=1)
 def version_tag() -> str:
-    """Everything that changes machine code for the same kernel source: the versions, and the
-    scalar helpers kernels call (Numba's cache does not see changes in called modules)."""
+    """Everything that changes machine code for the same kernel source: the versions, the
+    scalar helpers kernels call (Numba's cache does not see changes in called modules), and
+    the vector width of large-launch kernels."""
     import hashlib
     import importlib.util
 
@@ -41,8 +42,11 @@ def version_tag() -> str:
     helpers_path = importlib.util.find_spec("lazyarray.backends.numba_scalar").origin
     with open(helpers_path, "rb") as f:
         helpers = hashlib.sha256(f.read()).hexdigest()[:8]
+    from lazyarray.backends import vector_width
+
+    wide = "-v512" if vector_width.enabled() else ""
     return (f"lazyarray-{__version__}-numba{numba_version}-llvmlite{llvmlite_version}"
-            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}")
+            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}{wide}")
 
 
 def _dist_version(name: str) -> str:
