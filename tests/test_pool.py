@@ -22,7 +22,7 @@ def test_a_dead_result_buffer_is_reused(compiled):
     x = la.asarray(np.arange(N, dtype=np.float64))
     y = la.sin(x) * 2
     first = _buffer(y)
-    assert first.nbytes >= pool.MIN_BYTES and any(b is first for b in pool._pool)
+    assert first.nbytes >= pool.MIN_BYTES and id(first) in pool._pool
     first_id = id(first)  # the pool keeps it alive: the id stays its own
     del y, first
     gc.collect()
@@ -73,7 +73,30 @@ def test_the_pool_is_bounded():
     assert pool.MAX_BYTES >= pool.MIN_BYTES
     a = pool.empty((pool.MAX_BYTES // 8 + 1,), np.float64)  # alone beyond the budget
     assert a.shape == (pool.MAX_BYTES // 8 + 1,)
-    assert sum(b.nbytes for b in pool._pool) <= pool.MAX_BYTES + a.nbytes
+    assert pool._held == sum(pool._pool.values()) <= pool.MAX_BYTES + a.nbytes
     del a
     small = pool.empty((10,), np.float64)
     assert small.flags.owndata  # small arrays are plain NumPy arrays
+
+
+def test_eviction_keeps_the_size_index_consistent(monkeypatch):
+    """The oldest buffers leave first, from both the pool and its per-size lists; the pool's
+    byte count stays the sum of what it holds."""
+    pool.clear()
+    monkeypatch.setattr(pool, "MAX_BYTES", 8 * pool.MIN_BYTES)
+    live = []
+    for k in range(40):
+        n = pool.MIN_BYTES // 8 * (1 + k % 3)  # three sizes, several buffers each
+        live.append(pool.empty((n,), np.float64))
+        live[-1][:] = k
+        held = [b for same in pool._by_size.values() for b in same]
+        assert sum(b.nbytes for b in held) == pool._held <= pool.MAX_BYTES + live[-1].nbytes
+        assert sorted(map(id, held)) == sorted(pool._pool)
+        assert all(pool._pool[id(b)] == b.nbytes for b in held)
+    for k, a in enumerate(live):  # evicted or not, every live result keeps its values
+        assert (a == k).all()
+    del live, held
+    gc.collect()
+    again = pool.empty((pool.MIN_BYTES // 8,), np.float64)  # an idle buffer of that size
+    assert pool.owns(again)
+    pool.clear()

@@ -15,26 +15,28 @@ import threading
 
 import numpy as np
 
-MIN_BYTES = 1 << 20  # smaller arrays: malloc's arenas reuse their memory already
+MIN_BYTES = 1 << 18  # smaller arrays: malloc's arenas reuse their memory already
 MAX_BYTES = 512 << 20
 
-_pool: list[np.ndarray] = []  # uint8 buffers, oldest first
+_by_size: dict[int, list[np.ndarray]] = {}  # nbytes -> the pooled uint8 buffers of that size
+_pool: dict[int, int] = {}  # id of each pooled buffer -> its nbytes, oldest first (the one
+#                             reference the pool holds is `_by_size`'s: `engine._refs` counts it)
+_held = 0  # bytes in the pool
 _lock = threading.Lock()
 
 
 def _idle_refs() -> int:
-    """sys.getrefcount of a pooled buffer nothing else refers to, as `_take` sees it."""
+    """sys.getrefcount of a pooled buffer nothing else refers to, as `_take` sees it (counts
+    differ between Python versions)."""
     probe = [np.empty(1, np.uint8)]
     for buf in probe:
         return sys.getrefcount(buf)
     raise AssertionError
 
 
-_IDLE = _idle_refs()
-
-
 def empty(shape: tuple, dtype) -> np.ndarray:
     """An uninitialized C-contiguous array, from the pool when it is large."""
+    global _held
     dtype = np.dtype(dtype)
     nbytes = dtype.itemsize
     for n in shape:
@@ -45,27 +47,45 @@ def empty(shape: tuple, dtype) -> np.ndarray:
         buf = _take(nbytes)
         if buf is None:
             buf = np.empty(nbytes, np.uint8)
-            _pool.append(buf)
-            total = sum(b.nbytes for b in _pool)
-            while total > MAX_BYTES and len(_pool) > 1:
-                total -= _pool.pop(0).nbytes
+            _pool[id(buf)] = nbytes
+            _by_size.setdefault(nbytes, []).append(buf)
+            _held += nbytes
+            while _held > MAX_BYTES and len(_pool) > 1:
+                _evict_oldest()
     return buf.view(dtype).reshape(shape)
 
 
 def _take(nbytes: int) -> np.ndarray | None:
-    for buf in _pool:
-        if buf.nbytes == nbytes and sys.getrefcount(buf) == _IDLE:
+    for buf in _by_size.get(nbytes, ()):
+        if sys.getrefcount(buf) == _IDLE:
             return buf
     return None
+
+
+def _evict_oldest() -> None:
+    """Let the oldest buffer go (its live results keep it as an ordinary array)."""
+    global _held
+    oldest = next(iter(_pool))
+    nbytes = _pool.pop(oldest)
+    same = [b for b in _by_size.pop(nbytes) if id(b) != oldest]
+    if same:
+        _by_size[nbytes] = same
+    _held -= nbytes
+
+
+_IDLE = _idle_refs()
 
 
 def owns(a: np.ndarray) -> bool:
     """Is `a` the one whole-buffer view of a pooled buffer (as good as owning its data)?"""
     base = a.base
     return (base is not None and base.nbytes == a.nbytes and a.flags.c_contiguous
-            and base.dtype == np.uint8 and base.ndim == 1 and any(b is base for b in _pool))
+            and base.dtype == np.uint8 and base.ndim == 1 and id(base) in _pool)
 
 
 def clear() -> None:
+    global _held
     with _lock:
         _pool.clear()
+        _by_size.clear()
+        _held = 0
