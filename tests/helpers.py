@@ -312,6 +312,22 @@ def special_floats(dtype):
 
 
 @contextmanager
+def fresh_launches():
+    """Forget every prepared launch and large-trace replay before and after the block, so
+    that launches planned inside it see the layout thresholds a test has patched."""
+    from lazyarray import trace_tier
+    from lazyarray.runtime import executor
+
+    executor._prepared.clear()
+    trace_tier._REPLAYS.clear()
+    try:
+        yield
+    finally:
+        executor._prepared.clear()
+        trace_tier._REPLAYS.clear()
+
+
+@contextmanager
 def stats_delta():
     """``with stats_delta() as d: ...`` then ``d["compiles"]`` etc."""
     before = dict(la.cache_info())

@@ -20,6 +20,7 @@ from helpers import (
     dtype_id,
     elements,
     error_category,
+    fresh_launches,
     run_numpy,
     tolerance,
 )
@@ -399,14 +400,10 @@ def test_vector_lane_reductions(compiled, shape, axis, op):
 def prefetching(compiled, monkeypatch):
     """Every chunked 1-d reduction prefetches (`Spec.prefetch`, the threshold at 0), on
     fresh launches."""
-    from lazyarray import trace_tier
-    from lazyarray.runtime import executor, layout
+    from lazyarray.runtime import layout
     monkeypatch.setattr(layout, "PREFETCH_MIN_BYTES", 0)
-    executor._prepared.clear()
-    trace_tier._REPLAYS.clear()
-    yield
-    executor._prepared.clear()
-    trace_tier._REPLAYS.clear()
+    with fresh_launches():
+        yield
 
 
 @pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 1023, 1024, 1025, 1279, 1281, 5000, 200_003])

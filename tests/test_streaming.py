@@ -15,10 +15,9 @@ from hypothesis import given, settings
 
 import lazyarray as la
 import lazyarray.backends.numba_scalar as _h
-from lazyarray import trace_tier
-from lazyarray.runtime import executor, layout
+from lazyarray.runtime import layout
 
-from helpers import assert_like_numpy
+from helpers import assert_like_numpy, fresh_launches
 from test_programs import (code_line, compare, execute, perturbed_runs, plan, programs,
                            rounding_floors)
 
@@ -64,11 +63,8 @@ def streaming(compiled, monkeypatch):
     launches."""
     monkeypatch.setattr(layout, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(layout, "STREAM_ROW_MIN_BYTES", 0)
-    executor._prepared.clear()
-    trace_tier._REPLAYS.clear()
-    yield
-    executor._prepared.clear()
-    trace_tier._REPLAYS.clear()
+    with fresh_launches():
+        yield
 
 
 def _streamed(direct: bool | None = None) -> bool:

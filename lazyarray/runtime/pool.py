@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-MIN_BYTES = 1 << 18  # smaller arrays: malloc's arenas reuse their memory already
+MIN_BYTES = 1 << 18  # smaller arrays stay with malloc (docs/performance.md: where it trims)
 MAX_BYTES = 512 << 20
 
 _by_size: dict[int, list[np.ndarray]] = {}  # nbytes -> the pooled uint8 buffers of that size
