@@ -142,27 +142,28 @@ class ufunc:
 
     def __call__(self, x=_NOARG, /, *args, **kwargs):
         if type(x) is Array and self._unary and not args and not kwargs:  # f(x): hot path
+            tr = x._tr
+            if tr is not None and self._traced and _EXT_GET() is tr[5]:  # a trace goes on
+                try:
+                    pid = self._after[tr[0]]
+                except KeyError:
+                    pid = trace.program_id((self._op, tr[0]))
+                    if pid is not None:
+                        self._after[tr[0]] = pid
+                if pid is not None:
+                    _eager_op()
+                    a = _new_array(Array)
+                    a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
+                    a._val = a._st = a._proxy = a._base = None
+                    a._chain = ()
+                    return a
             v = x._val  # tiny by construction (see _value_array)...
             if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
                 v = _small(x)
             if self._traced and (v is None or type(v) is _ndarray):  # (a 0-d value, a NumPy
                 # scalar, goes straight to NumPy's call below: W2's sqrt of its sum)
-                tr = x._tr
-                if tr is not None and _EXT_GET() is tr[5]:  # a trace goes on
-                    pid = self._after.get(tr[0])
-                    if pid is None:
-                        pid = trace.program_id((self._op, tr[0]))
-                        if pid is not None:
-                            self._after[tr[0]] = pid
-                    if pid is not None:
-                        _eager_op()
-                        a = _new_array(Array)
-                        a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
-                        a._val = a._st = a._proxy = a._base = None
-                        a._chain = ()
-                        return a
-                else:
-                    if v is None:
+                if tr is None or _EXT_GET() is not tr[5]:  # (a trace of another state:
+                    if v is None:  # computed here, under its own)
                         v = _small(x)
                     if (type(v) is _ndarray and v.dtype is _F64
                             and _PIDS.get(self._start) not in _NO_START and _options().trace) \
@@ -845,106 +846,106 @@ def _binary(name: str, py_op, reflected: bool = False):
 
     def method(self, other):
         # the trace and eager tiers, inlined: the hot path of tiny-array code (W9)
+        tr = self._tr
+        if tr is not None and traced:  # a trace goes on (first: the hottest path)
+            t = type(other)
+            if (t is float or t is int and -_EXACT <= other <= _EXACT) and \
+                    _EXT_GET() is tr[5]:
+                try:
+                    pid = after[tr[0]]
+                except KeyError:
+                    pid = trace.program_id((name, trace.SCALAR, tr[0]) if reflected
+                                           else (name, tr[0], trace.SCALAR))
+                    if pid is not None:
+                        after[tr[0]] = pid
+                if pid is not None:
+                    scalars, n = tr[2], tr[3]
+                    if t is int:  # (exact: see _with_scalar)
+                        other = float(other)
+                    if not n:  # `_with_scalar`, inlined (hot path)
+                        scalars = [other]
+                    else:
+                        scalars.append(other)
+                        if len(scalars) != n + 1:  # another chain appended to it first
+                            scalars = scalars[:n]
+                            scalars.append(other)
+                    _eager_op()
+                    a = _new_array(Array)
+                    a._tr = (pid, tr[1], scalars, n + 1, tr[4], tr[5])
+                    a._val = a._st = a._proxy = a._base = None
+                    a._chain = ()
+                    return a
+            if t is Array and (otr := other._tr) is not None and otr[5] is tr[5] \
+                    and _EXT_GET() is tr[5]:  # two pending traces
+                a = _record_pair(name, otr, tr) if reflected else _record_pair(name, tr, otr)
+                if a is not None:
+                    return a
+            a = _record(name, (other, self) if reflected else (self, other))
+            if a is not None:
+                return a
         v = self._val  # tiny by construction (see _value_array)...
         if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
             v = _small(self)
-        if traced:
-            tr = self._tr
-            if tr is not None:  # a trace goes on
-                t = type(other)
-                if (t is float or t is int and -_EXACT <= other <= _EXACT) and \
-                        _EXT_GET() is tr[5]:
-                    pid = after.get(tr[0])
-                    if pid is None:
-                        pid = trace.program_id((name, trace.SCALAR, tr[0]) if reflected
-                                               else (name, tr[0], trace.SCALAR))
-                        if pid is not None:
-                            after[tr[0]] = pid
-                    if pid is not None:
-                        scalars, n = tr[2], tr[3]
-                        if t is int:  # (exact: see _with_scalar)
-                            other = float(other)
-                        if not n:  # `_with_scalar`, inlined (hot path)
-                            scalars = [other]
-                        else:
-                            scalars.append(other)
-                            if len(scalars) != n + 1:  # another chain appended to it first
-                                scalars = scalars[:n]
-                                scalars.append(other)
-                        _eager_op()
-                        a = _new_array(Array)
-                        a._tr = (pid, tr[1], scalars, n + 1, tr[4], tr[5])
-                        a._val = a._st = a._proxy = a._base = None
-                        a._chain = ()
-                        return a
-                if t is Array and (otr := other._tr) is not None and otr[5] is tr[5] \
-                        and _EXT_GET() is tr[5]:  # two pending traces
-                    a = _record_pair(name, otr, tr) if reflected else _record_pair(name, tr, otr)
+        if traced and tr is None:
+            if v is None:
+                st = self._st
+                if st is not None and (memo := st.leaf_trace) is not None \
+                        and memo[0] is st.node and not self._chain \
+                        and (t := type(other)) in _TRACE_OPERANDS:
+                    # a large leaf seen before (`_large_leaf`): a large trace starts
+                    # here (`_record` with a scalar or another such leaf, inlined)
+                    a = _large_start(name, memo, other, reflected, start_ids, start_id)
+                    if a is None:
+                        a = _record(name, (other, self) if reflected else (self, other))
                     if a is not None:
                         return a
+                v = _small(self)
+            t = type(other)
+            if t is Array and other._tr is not None or type(v) is _ndarray and (
+                    v.dtype is _F64 and not self._chain
+                    and (t is not Array or not other._chain)
+                    and (start_ids[t is Array] or start_id(t is Array)) not in _NO_START
+                    and (opts := _options()).trace and opts.backend == "cpu"):
+                # it may start a trace (trace_tier.NO_START): from a leaf seen before,
+                # with a scalar or another such leaf, here (`_record`, inlined)
+                ext = _EXT_GET()
+                memo = _LEAVES.get(id(v)) if ext is _DEFAULT_EXT or ext is _fit_state[0] \
+                    else None
+                if memo is not None and memo[0] is v and memo[1][5] is ext:
+                    leaf = memo[1]
+                    if t is float or t is int and -_EXACT <= other <= _EXACT:
+                        pid = start_ids[0]
+                        if pid is not None:
+                            _eager_op()
+                            a = _new_array(Array)
+                            a._tr = (pid, leaf[1], [other if t is float else float(other)],
+                                     1, leaf[4], ext)
+                            a._val = a._st = a._proxy = a._base = None
+                            a._chain = ()
+                            return a
+                    elif t is Array and other._tr is None:
+                        w = other._val
+                        if w is None:
+                            w = _small(other)
+                        memo = _LEAVES.get(id(w))
+                        pid = start_ids[1]
+                        if (memo is not None and memo[0] is w and memo[1][5] is ext
+                                and pid is not None and memo[1][4] == leaf[4]):
+                            _eager_op()
+                            a = _new_array(Array)
+                            a._tr = (pid, memo[1][1] + leaf[1] if reflected
+                                     else leaf[1] + memo[1][1], [], 0, leaf[4], ext)
+                            a._val = a._st = a._proxy = a._base = None
+                            a._chain = ()
+                            return a
                 a = _record(name, (other, self) if reflected else (self, other))
                 if a is not None:
                     return a
-            else:
-                if v is None:
-                    st = self._st
-                    if st is not None and (memo := st.leaf_trace) is not None \
-                            and memo[0] is st.node and not self._chain \
-                            and (t := type(other)) in _TRACE_OPERANDS:
-                        # a large leaf seen before (`_large_leaf`): a large trace starts
-                        # here (`_record` with a scalar or another such leaf, inlined)
-                        a = _large_start(name, memo, other, reflected, start_ids, start_id)
-                        if a is None:
-                            a = _record(name, (other, self) if reflected else (self, other))
-                        if a is not None:
-                            return a
-                    v = _small(self)
-                t = type(other)
-                if t is Array and other._tr is not None or type(v) is _ndarray and (
-                        v.dtype is _F64 and not self._chain
-                        and (t is not Array or not other._chain)
-                        and (start_ids[t is Array] or start_id(t is Array)) not in _NO_START
-                        and (opts := _options()).trace and opts.backend == "cpu"):
-                    # it may start a trace (trace_tier.NO_START): from a leaf seen before,
-                    # with a scalar or another such leaf, here (`_record`, inlined)
-                    ext = _EXT_GET()
-                    memo = _LEAVES.get(id(v)) if ext is _DEFAULT_EXT or ext is _fit_state[0] \
-                        else None
-                    if memo is not None and memo[0] is v and memo[1][5] is ext:
-                        leaf = memo[1]
-                        if t is float or t is int and -_EXACT <= other <= _EXACT:
-                            pid = start_ids[0]
-                            if pid is not None:
-                                _eager_op()
-                                a = _new_array(Array)
-                                a._tr = (pid, leaf[1], [other if t is float else float(other)],
-                                         1, leaf[4], ext)
-                                a._val = a._st = a._proxy = a._base = None
-                                a._chain = ()
-                                return a
-                        elif t is Array and other._tr is None:
-                            w = other._val
-                            if w is None:
-                                w = _small(other)
-                            memo = _LEAVES.get(id(w))
-                            pid = start_ids[1]
-                            if (memo is not None and memo[0] is w and memo[1][5] is ext
-                                    and pid is not None and memo[1][4] == leaf[4]):
-                                _eager_op()
-                                a = _new_array(Array)
-                                a._tr = (pid, memo[1][1] + leaf[1] if reflected
-                                         else leaf[1] + memo[1][1], [], 0, leaf[4], ext)
-                                a._val = a._st = a._proxy = a._base = None
-                                a._chain = ()
-                                return a
-                    a = _record(name, (other, self) if reflected else (self, other))
-                    if a is not None:
-                        return a
-                elif v is None and (t is float or t is int or t is Array) \
-                        and _large_leaf_operand(self):  # a large trace starts here
-                    a = _record(name, (other, self) if reflected else (self, other))
-                    if a is not None:
-                        return a
+            elif v is None and (t is float or t is int or t is Array) \
+                    and _large_leaf_operand(self):  # a large trace starts here
+                a = _record(name, (other, self) if reflected else (self, other))
+                if a is not None:
+                    return a
         if v is None:
             v = _small(self)
         if v is not None:

@@ -296,7 +296,8 @@ class Program:
         else:
             params, reads = "S, ", [f"    s{k} = S[{k}]" for k in range(self.scalars)]
         if self.total >= 0:  # the loop's values are summed, never handed out
-            head = [f"def kernel({leaves}{params}n):", "    out = np.empty(n)"]
+            head = [f"def kernel({leaves}{params}n):",  # (on the stack: no allocation)
+                    "    out = _h.carray(_h.scratch(), n) if n <= _h.SCRATCH else np.empty(n)"]
         else:
             head = [f"def kernel(out, {leaves}{params}n):"]
         lines = [*head, "    fpe = nfo = 0", *reads,

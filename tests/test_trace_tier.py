@@ -219,7 +219,8 @@ def test_where_and_clip_record_only_what_numpy_types_as_float64():
     assert_like_numpy(la.where(lx > 0), np.where(x > 0))  # one argument: nonzero
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 1001, 4097, 20000])
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 1001, 4096, 4097,
+                               20000])  # (a total keeps <= _h.SCRATCH values on its stack)
 def test_sum_of_a_trace_is_numpys_sum_bit_for_bit(n):
     rng = np.random.default_rng(n)
     x = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)

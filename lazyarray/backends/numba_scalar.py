@@ -817,6 +817,28 @@ def _expm1(x):
 
 
 PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE
+SCRATCH = 4096  # float64 values a kernel keeps in its stack frame (32 KiB): a total's values
+carray = numba.carray
+
+
+def _stack_array(dtype, count: int):
+    """An intrinsic `() -> pointer` to `count` elements of `dtype` in the stack frame of the
+    function calling it (an alloca in its entry block): scratch memory that costs no
+    allocation and is the same, cache-hot memory at every call. W2's loop at 1e3 elements:
+    0.51 against 0.61 us with np.empty (three allocations), 0.25 us less between Python
+    statements (a fresh heap block is out of cache). Valid until that function returns: call
+    it in the kernel itself, or in a function inlined into it."""
+    @intrinsic
+    def stack(typingctx):
+        def codegen(context, builder, signature, args):
+            return cgutils.alloca_once(builder, context.get_value_type(dtype), size=count)
+        return types.CPointer(dtype)(), codegen
+    return stack
+
+
+scratch = _stack_array(types.float64, SCRATCH)  # `carray(scratch(), n)` for n <= SCRATCH
+_pairwise_frames = _stack_array(types.int64, 192)
+_pairwise_firsts = _stack_array(types.float64, 64)
 
 
 @numba.njit(nogil=True)
@@ -865,8 +887,8 @@ def pairwise_sum(a, lo, n):
     once `half_done[k]` (the halves shrink by 2: 64 frames cover any n)."""
     if n <= PAIRWISE_BLOCK:
         return _pairwise_block(a, lo, n)
-    idx = np.empty(192, np.int64)  # start[k] = idx[k], todo[k] = idx[64 + k], half_done[k]
-    first = np.empty(64)
+    idx = carray(_pairwise_frames(), 192)  # start[k] = idx[k], todo[k] = idx[64 + k],
+    first = carray(_pairwise_firsts(), 64)  # half_done[k] = idx[128 + k]
     sp = 0
     idx[0], idx[64], idx[128] = lo, n, 0
     while True:
