@@ -165,6 +165,18 @@ class ufunc:
                 if tr is None or _EXT_GET() is not tr[5]:  # (a trace of another state:
                     if v is None:  # computed here, under its own)
                         v = _small(x)
+                    elif tr is None and (memo := _LEAVES.get(id(v))) is not None \
+                            and memo[0] is v and memo[1][5] is _EXT_GET() \
+                            and (pid := _PIDS.get(self._start)) is not None \
+                            and pid not in _NO_START and (opts := _options()).trace \
+                            and opts.backend == "cpu":  # a leaf seen before: `_record`,
+                        leaf = memo[1]  # inlined (W1's sin(e))
+                        _eager_op()
+                        a = _new_array(Array)
+                        a._tr = (pid, leaf[1], leaf[2], leaf[3], leaf[4], leaf[5])
+                        a._val = a._st = a._proxy = a._base = None
+                        a._chain = ()
+                        return a
                     if (type(v) is _ndarray and v.dtype is _F64
                             and _PIDS.get(self._start) not in _NO_START and _options().trace) \
                             or v is None and _large_leaf_operand(x):
@@ -877,6 +889,14 @@ def _binary(name: str, py_op, reflected: bool = False):
                     return a
             if t is Array and (otr := other._tr) is not None and otr[5] is tr[5] \
                     and _EXT_GET() is tr[5]:  # two pending traces
+                if otr[4] == tr[4] and not otr[3] and not reflected \
+                        and (pid := _PIDS.get((name, tr[0], otr[0]))) is not None:
+                    _eager_op()  # (`_record_pair`, inlined: one shape, `other` no scalars)
+                    a = _new_array(Array)
+                    a._tr = (pid, tr[1] + otr[1], tr[2], tr[3], tr[4], tr[5])
+                    a._val = a._st = a._proxy = a._base = None
+                    a._chain = ()
+                    return a
                 a = _record_pair(name, otr, tr) if reflected else _record_pair(name, tr, otr)
                 if a is not None:
                     return a
@@ -1932,17 +1952,6 @@ Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = _matmul, _rmatmul, _ima
 Array.dot = _dot
 
 
-def _extended(pid: int, tr: tuple) -> Array:
-    """A new Array holding the trace `tr` extended by one operation without scalars: the
-    program `pid`."""
-    _eager_op()
-    a = _new_array(Array)
-    a._tr = (pid, *tr[1:])
-    a._val = a._st = a._proxy = a._base = None
-    a._chain = ()
-    return a
-
-
 def _pow(self, other):
     """x ** 2 and x ** 0.5 on inexact arrays use square/sqrt, as ndarray.__pow__ does."""
     t = type(other)
@@ -1951,7 +1960,14 @@ def _pow(self, other):
         if tr is not None and (other == 2 or other == 0.5):  # the trace goes on
             f = _UFUNCS["square" if other == 2 else "sqrt"]
             pid = f._after.get(tr[0])  # (ufunc.__call__'s hot path, without its checks)
-            return f(self) if pid is None or _EXT_GET() is not tr[5] else _extended(pid, tr)
+            if pid is None or _EXT_GET() is not tr[5]:
+                return f(self)
+            _eager_op()
+            a = _new_array(Array)
+            a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
+            a._val = a._st = a._proxy = a._base = None
+            a._chain = ()
+            return a
         v = self._val
         if v is None or _LOWERED[0]:
             v = _small(self)

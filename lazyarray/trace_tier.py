@@ -284,8 +284,11 @@ class Program:
             if op not in _FP_QUIET and op not in COMPARISONS and op != "where":
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
                 checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
-                nonfinite.append(_nonfinite(f"r{m}"))
+                nonfinite.append(m)
         last = len(loop) - 1
+        nonfinite = [_nonfinite(f"r{m}") for m in self._filtered(nonfinite, len(loop),
+                                                                    summed=self.total >= 0
+                                                                    or total)]
         # the scalars are read once, before the loop: read inside it, every element would
         # load them again after its store to `out` (which LLVM cannot prove is elsewhere), and
         # a store whose address matches a scalar's modulo 4 KiB stalls that load until the
@@ -303,7 +306,7 @@ class Program:
         lines = [*head, "    fpe = nfo = 0", *reads,
                  "    for i in range(n):",
                  *body, f"        out[i] = r{last}", *big]
-        if checks:  # the loop counts the elements where a checked value is not finite (one
+        if nonfinite:  # the loop counts the elements where a tested value is not finite (one
             # compare each: the exact check's operand NaN tests cost the loop 60 % at 1e3);
             # where one is, a second pass counts those where a flag may have been raised
             lines += ["        nfo += " + " | ".join(nonfinite), "    if nfo:",
@@ -318,6 +321,25 @@ class Program:
         else:
             lines.append("    return fpe  # elements to recheck on NumPy: flags, huge arguments")
         return "\n".join(lines) + "\n"
+
+    def _filtered(self, checked: list[int], n: int, summed: bool) -> list[int]:
+        """The steps whose values the loop's filter tests, for the checked steps `checked`
+        of the first `n`: a check moves to a step using the value where that step's result
+        is not finite whenever the value is not (`_PROPAGATES`), so W2's and W9's chains
+        test one value, not each step's. `summed`: the loop's last value is summed and a
+        sum that is not finite is rechecked anyway (a total's epilogue, `force_sum`)."""
+        user: dict[int, int] = {}  # step -> a later step whose result is not finite with it
+        for c, (op, names) in enumerate(self.steps[:n]):
+            for p, name in enumerate(names):
+                if name[0] == "r" and (op in _PROPAGATES or op == "divide" and p == 0):
+                    user.setdefault(int(name[1:]), c)
+        tested = set()
+        for m in checked:
+            while m in user:
+                m = user[m]
+            if not (summed and m == n - 1):
+                tested.add(m)
+        return sorted(tested)
 
     def _epilogue_lines(self) -> list[str]:
         """A total's kernel after its loop: the sum (as `total=True`'s) and the one-argument
@@ -340,6 +362,11 @@ class Program:
         return lines
 
 
+# ops whose float64 result is inf or NaN whenever an operand is (`divide`: its numerator):
+# a flag raised before one of them shows in its result (Program._filtered)
+_PROPAGATES = frozenset({"add", "subtract", "multiply", "square", "negative", "positive",
+                         "absolute", "sqrt", "sin", "cos", "tan", "log", "log2", "log10",
+                         "log1p", "cbrt", "sinh", "cosh"})
 # NumPy's functions for the ops that are not the table's ufuncs (clip: the ufunc np.clip
 # calls for float bounds, without its Python wrapper; total: the reduction np.sum calls)
 _NUMPY = {"where": np.where, "clip": np._core.umath.clip, "total": np.add.reduce}

@@ -326,6 +326,54 @@ def test_sum_of_a_trace_warns_like_numpy():
         la.sum(la.asarray(x) * 4.0)
 
 
+_FLAGGED = [  # programs whose flags show in a later step's value, or only in the step's own
+    lambda xp, x: xp.sin(x * 1e300 * 1e10) - 0.05,  # overflow, then sin(inf): the last value
+    lambda xp, x: xp.exp(-(x / 0.0)) + 1.0,  # divide by zero, hidden by exp(-inf) = 0
+    lambda xp, x: 1.0 / (x * 1e300 * 1e10) + 1.0,  # overflow in a denominator: 1 / inf = 0
+    lambda xp, x: xp.sqrt(xp.sum(xp.log(x * 0.0) + 1.0)),  # log(0) in a total: the sum, -inf
+    lambda xp, x: xp.sum(xp.absolute(x - x * 1e300 * 1e10)),  # a quiet step after the flag
+]
+
+
+@pytest.mark.parametrize("k", range(len(_FLAGGED)))
+@np.errstate(divide="warn", over="warn", invalid="warn", under="ignore")
+def test_flags_behind_later_steps_warn_like_numpy(k):
+    """The loop's filter tests one value per chain of steps that carry inf and NaN on
+    (Program._filtered): each flag is still found, its warnings as NumPy's."""
+    x = np.linspace(0.5, 2.0, 40)
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        ref = _FLAGGED[k](np, x)
+    assert want
+    for j in range(trace.PROMOTE + 2):
+        if j == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            v = np.asarray(_FLAGGED[k](la, la.asarray(x)))
+        assert sorted(str(w.message) for w in got) == sorted(str(w.message) for w in want)
+        assert _bits(v) == _bits(ref)
+    r = _FLAGGED[k](la, la.asarray(x))
+    assert trace._program(r._tr[0]).kernel is not None  # (the checks above ran it: 4+ ops)
+
+
+def test_the_filter_tests_the_end_of_each_carrying_chain():
+    x = la.asarray(np.linspace(0.5, 2.0, 40))
+
+    def tested(r):
+        prog = trace._program(r._tr[0])
+        src = prog._kernel_source() if prog.total < 0 else prog._kernel_source(total=False)
+        line = [s for s in src.splitlines() if "nfo +=" in s]
+        return line[0].split("+=")[1].strip() if line else None
+
+    assert tested(la.sin(x * 1.01 + 0.1) - 0.05) == "((r3 - r3) != (r3 - r3))"
+    w2 = la.sqrt(la.sum((x - x * 2.0) ** 2))  # (outside an assert: pytest's rewriting would
+    assert tested(w2) is None  # hold the temporary, summed then at once); the total's check
+    assert tested(la.exp(x * 2.0) + la.sin(x / x)) == \
+        "((r0 - r0) != (r0 - r0)) | ((r4 - r4) != (r4 - r4))"  # exp(-inf) is finite
+    assert tested(1.0 / (x * 3.0)) == "((r0 - r0) != (r0 - r0)) | ((r1 - r1) != (r1 - r1))"
+
+
 def test_pairwise_sum_is_numpys_order():
     import numba
 
