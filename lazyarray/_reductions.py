@@ -12,9 +12,9 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (_EXT_GET, _UFUNCS, Array, _eager, _eager_op, _fallback,
-                             _large_leaf_operand, _new_array, _small, as_node, record_reduce,
-                             record_total, wrap)
+from lazyarray.array import (_EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
+                             _fallback, _large_leaf_operand, _new_array, _small, as_node,
+                             record_reduce, record_total, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
@@ -139,7 +139,8 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
     if type(a) is Array and (tr := a._tr) is not None and axis is None and dtype is None \
             and out is None and not keepdims and initial is _NO_VALUE and where is True \
             and not _KINDS[tr[0]]:
-        if len(tr[4]) == 1 and tr[1][0].size < _options().eager_limit:
+        if len(tr[4]) == 1 and tr[1][0].size < (TINY if not _LOWERED[0]
+                                                else _options().eager_limit):
             # a pending tiny float64 trace of one dimension: when nothing else holds it (a
             # temporary: W2's `sum((x - y) ** 2)`), its sum is a trace too (a total, 0-d),
             # which one-argument ufuncs extend (W2's sqrt) and one loop computes when its

@@ -1289,8 +1289,8 @@ class Array:
         if v is not None and type(v) is not _ndarray and dtype is None:
             return _scalar_array(v)  # a 0-d eager value (a NumPy scalar): see `_value`
         tr = self._tr
-        if tr is not None and dtype is None and not copy \
-                and tr[1][0].size < _options().eager_limit:  # a tiny trace (the hot path)
+        if tr is not None and dtype is None and not copy and tr[1][0].size < (
+                TINY if not _LOWERED[0] else _options().eager_limit):  # a tiny trace (hot)
             v = self._val = trace.force(tr)
             self._tr = None
             if type(v) is not _ndarray:  # a total (a NumPy scalar): a fresh 0-d array
