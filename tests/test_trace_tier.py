@@ -357,6 +357,33 @@ def test_flags_behind_later_steps_warn_like_numpy(k):
     assert trace._program(r._tr[0]).kernel is not None  # (the checks above ran it: 4+ ops)
 
 
+def test_the_ops_said_to_carry_inf_and_nan_on_do_in_the_kernels():
+    """`_PROPAGATES` as the loops compute it (`scalar_call(..., fast=True)`): a result that
+    is not finite whenever an operand (a division's numerator) is not."""
+    import numba
+
+    from lazyarray.backends import numba_scalar
+    from lazyarray.codegen.cpu import scalar_call
+
+    cases = [(op, p) for op in sorted(trace._PROPAGATES)
+             for p in range(2 if op in ("add", "subtract", "multiply") else 1)]
+    cases.append(("divide", 0))
+    lines = ["def f(v, w):", "    out = np.empty(%d)" % len(cases)]
+    for k, (op, p) in enumerate(cases):
+        args = (["v", "w"] if p == 0 else ["w", "v"])[:1 if op not in (
+            "add", "subtract", "multiply", "divide") else 2]
+        lines.append(f"    out[{k}] = np.float64({scalar_call(op, args, fast=True)})")
+    lines.append("    return out")
+    namespace = {"np": np, "_h": numba_scalar}
+    exec("\n".join(lines), namespace)  # noqa: S102
+    f = numba.njit(namespace["f"])
+    for v in (np.inf, -np.inf, np.nan):
+        for w in (0.0, 1.0, -2.5, np.inf, -np.inf, np.nan):
+            got = f(v, w)
+            assert not np.isfinite(got).any(), [cases[k] for k in np.flatnonzero(
+                np.isfinite(got))]
+
+
 def test_the_filter_tests_the_end_of_each_carrying_chain():
     x = la.asarray(np.linspace(0.5, 2.0, 40))
 
