@@ -171,12 +171,7 @@ class ufunc:
                             and pid not in _NO_START and (opts := _options()).trace \
                             and opts.backend == "cpu":  # a leaf seen before: `_record`,
                         leaf = memo[1]  # inlined (W1's sin(e))
-                        _eager_op()
-                        a = _new_array(Array)
-                        a._tr = (pid, leaf[1], leaf[2], leaf[3], leaf[4], leaf[5])
-                        a._val = a._st = a._proxy = a._base = None
-                        a._chain = ()
-                        return a
+                        return _trace_array((pid, leaf[1], leaf[2], leaf[3], leaf[4], leaf[5]))
                     if (type(v) is _ndarray and v.dtype is _F64
                             and _PIDS.get(self._start) not in _NO_START and _options().trace) \
                             or v is None and _large_leaf_operand(x):
@@ -1960,14 +1955,8 @@ def _pow(self, other):
         if tr is not None and (other == 2 or other == 0.5):  # the trace goes on
             f = _UFUNCS["square" if other == 2 else "sqrt"]
             pid = f._after.get(tr[0])  # (ufunc.__call__'s hot path, without its checks)
-            if pid is None or _EXT_GET() is not tr[5]:
-                return f(self)
-            _eager_op()
-            a = _new_array(Array)
-            a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
-            a._val = a._st = a._proxy = a._base = None
-            a._chain = ()
-            return a
+            return f(self) if pid is None or _EXT_GET() is not tr[5] \
+                else _trace_array((pid, tr[1], tr[2], tr[3], tr[4], tr[5]))
         v = self._val
         if v is None or _LOWERED[0]:
             v = _small(self)
