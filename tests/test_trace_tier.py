@@ -561,18 +561,30 @@ def run_program(xp, xs, ops):
     return a, b
 
 
+def _warned(xp, xs, ops):
+    """The program's results, computed, and the RuntimeWarning messages it issued."""
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        out = run_program(xp, xs, ops)
+        for v in out:
+            np.asarray(v)
+    return out, sorted({str(w.message) for w in rec if issubclass(w.category, RuntimeWarning)})
+
+
 def check_program(prog, runs):
+    """Values, dtypes and shapes as NumPy's, and the same warnings (under NumPy's default
+    error state) whether the program runs on NumPy's calls or, in the last run, on its
+    compiled loop with the filter of `Program._filtered`."""
     xs, ops = prog
-    with np.errstate(all="ignore"):
-        want = run_program(np, xs, ops)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    with np.errstate(**WARN):
+        want, messages = _warned(np, xs, ops)
         for k in range(runs):
             if k and k == runs - 1:
                 la.wait_compiles(60)  # the last run takes the loop built meanwhile, if any
-            got = run_program(la, xs, ops)
+            got, seen = _warned(la, xs, ops)
             for g, w in zip(got, want):
                 assert_like_numpy(g, w)
+            assert seen == messages
 
 
 @settings(max_examples=60, deadline=None)
@@ -582,7 +594,7 @@ def test_random_programs_match_numpy(prog):
 
 
 @pytest.mark.slow
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(programs())
 def test_random_programs_match_numpy_compiled(prog):
     check_program(prog, trace.PROMOTE + 1)  # the last runs take the compiled loop
