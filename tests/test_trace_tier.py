@@ -219,7 +219,7 @@ def test_where_and_clip_record_only_what_numpy_types_as_float64():
     assert_like_numpy(la.where(lx > 0), np.where(x > 0))  # one argument: nonzero
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 1001, 4096, 4097,
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 1001, 2048, 2049,
                                20000])  # (a total keeps <= _h.SCRATCH values on its stack)
 def test_sum_of_a_trace_is_numpys_sum_bit_for_bit(n):
     rng = np.random.default_rng(n)
@@ -399,6 +399,41 @@ def test_the_filter_tests_the_end_of_each_carrying_chain():
     assert tested(la.exp(x * 2.0) + la.sin(x / x)) == \
         "((r0 - r0) != (r0 - r0)) | ((r4 - r4) != (r4 - r4))"  # exp(-inf) is finite
     assert tested(1.0 / (x * 3.0)) == "((r0 - r0) != (r0 - r0)) | ((r1 - r1) != (r1 - r1))"
+
+
+_SMALL_STACK = """
+import threading, numpy as np, lazyarray as la
+from lazyarray import trace_tier as trace
+from lazyarray.backends.numba_scalar import SCRATCH
+out, ran = [], []
+for n in (SCRATCH, SCRATCH + 1):  # the values on the kernel's stack, then on the heap
+    x, y = np.linspace(0.0, 1.0, n), np.linspace(2.0, 1.0, n)
+    for _ in range(trace.PROMOTE + 1):
+        np.asarray(la.sqrt(la.sum((la.asarray(x) - la.asarray(y)) ** 2)))
+    assert la.wait_compiles(120)
+    def work():
+        for _ in range(3):
+            v = la.sqrt(la.sum((la.asarray(x) - la.asarray(y)) ** 2))
+            out.append(bool(float(np.asarray(v)) == np.sqrt(np.sum((x - y) ** 2))))
+    threading.stack_size(32768)  # Python's smallest thread stack
+    t = threading.Thread(target=work)
+    before = la.cache_info()["trace_kernel_runs"]
+    t.start()
+    t.join()
+    ran.append(la.cache_info()["trace_kernel_runs"] - before)
+print(out, ran)
+"""
+
+
+def test_a_totals_stack_scratch_fits_the_smallest_thread_stack():
+    """`_h.scratch` stays small enough for a thread started with Python's smallest stack
+    (32 KiB: with 4,096 values, 32 KiB of scratch, this process crashed)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _SMALL_STACK], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["[True,", *["True,"] * 4, "True]", "[3,", "3]"]  # compiled
 
 
 def test_pairwise_sum_is_numpys_order():

@@ -817,7 +817,8 @@ def _expm1(x):
 
 
 PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE
-SCRATCH = 4096  # float64 values a kernel keeps in its stack frame (32 KiB): a total's values
+SCRATCH = 2048  # float64 values a kernel keeps in its stack frame (16 KiB): a total's values
+# (a bound any thread stack affords: Python's smallest, threading.stack_size(32768), too)
 carray = numba.carray
 
 
