@@ -269,7 +269,7 @@ class Program:
                 f"s{name[1:]}" if name[0] == "S" else name)
 
         leaves = "".join(f"L{j}, " for j in range(self.leaves))
-        body, checks, nonfinite, big = [], [], [], []
+        body, checks, checked, big = [], [], [], []
         loop = self.steps if self.total < 0 else self.steps[:self.total]
         for m, (op, names) in enumerate(loop):
             args = [arg(n) for n in names]
@@ -284,11 +284,10 @@ class Program:
             if op not in _FP_QUIET and op not in COMPARISONS and op != "where":
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
                 checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
-                nonfinite.append(m)
+                checked.append(m)
         last = len(loop) - 1
-        nonfinite = [_nonfinite(f"r{m}") for m in self._filtered(nonfinite, len(loop),
-                                                                    summed=self.total >= 0
-                                                                    or total)]
+        tested = self._filtered(checked, len(loop), summed=self.total >= 0 or total)
+        nonfinite = [_nonfinite(f"r{m}") for m in tested]
         # the scalars are read once, before the loop: read inside it, every element would
         # load them again after its store to `out` (which LLVM cannot prove is elsewhere), and
         # a store whose address matches a scalar's modulo 4 KiB stalls that load until the
