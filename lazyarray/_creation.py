@@ -13,6 +13,7 @@ from lazyarray.array import Array, _device_name, _value_array
 from lazyarray.config import TINY as _TINY
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
+from lazyarray.runtime import pool
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -42,7 +43,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
                 raise ValueError("Unable to avoid copy while creating an array as requested.")
             return a.astype(dtype)
         return a
-    arr = np.array(a, dtype=dtype, copy=True, order="C")
+    arr = pool.copy(a, dtype)  # (np.array's copy: large ones pooled, copied by all threads)
     if arr.dtype.kind not in "biufc":
         _unsupported(arr)
     if arr.size < _TINY and arr.size < config.get().eager_limit:
@@ -61,7 +62,10 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         if out.ndim < ndmin:
             out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
         return out
-    arr = np.array(object, dtype=dtype, copy=True, ndmin=ndmin)
+    if isinstance(object, np.ndarray) and object.ndim >= ndmin:
+        arr = pool.copy(object, dtype)
+    else:
+        arr = np.array(object, dtype=dtype, copy=True, ndmin=ndmin)
     if arr.dtype.kind not in "biufc":
         _unsupported(arr)
     return Array(buffer(arr))

@@ -20,6 +20,7 @@ from lazyarray import trace_tier as trace
 from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf
 from lazyarray.ir import fpstate
+from lazyarray.runtime import pool
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, strided_view
 
@@ -30,7 +31,7 @@ def as_node(x) -> Node:
         return x._node
     if isinstance(x, Node):
         return x
-    arr = np.array(x, copy=True)
+    arr = pool.copy(x) if type(x) is np.ndarray else np.array(x, copy=True)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"lazyarray does not support arrays of dtype {arr.dtype}")
     return buffer(arr)
@@ -49,7 +50,7 @@ def operand(x):
         raise TypeError(f"unsupported operand type {type(x).__name__}")
     if arr.ndim == 0:
         return constant(arr, arr.dtype)
-    return buffer(arr.copy())
+    return buffer(pool.copy(arr))
 
 
 def wrap(node: Node) -> Array:
@@ -1528,7 +1529,7 @@ class Array:
         # pending graph, no copy() sharing it) and only the node refers to its array (no NumPy
         # caller holds it; refcounts: the slot, `new` and getrefcount's own argument).
         inplace = (sys.getrefcount(node) <= 3 and sys.getrefcount(new) <= 3
-                   and new.flags.owndata and new.flags.c_contiguous
+                   and (new.flags.owndata or pool.sole(new)) and new.flags.c_contiguous
                    and node.device is None)  # no GPU copy that would go stale
         if inplace:
             new.flags.writeable = True
@@ -1744,7 +1745,7 @@ def as_value_node(value, dtype: np.dtype) -> Node:
             return constant(arr, arr.dtype)
     if arr.dtype.kind not in "biufc":
         arr = np.asarray(value, dtype=dtype)
-    return buffer(np.array(arr, copy=True))
+    return buffer(pool.copy(arr))
 
 
 def _normalize_key(key):

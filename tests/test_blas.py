@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import pytest
 
 import lazyarray as la
-from lazyarray.runtime import blas
+from lazyarray.backends import numba_cpu
+from lazyarray.runtime import blas, executor
 
 
 def _layouts(x):
@@ -148,3 +150,55 @@ def test_epilogue_writes_over_the_product_and_warns_as_numpy(compiled, n):
             donated = la.cache_info()["buffers_donated"]
     assert donated - before == 7
     assert la.cache_info()["fp_rechecks"] > rechecks
+
+
+@pytest.mark.parametrize("n", [32, 64, 300])
+def test_a_small_epilogue_in_place_runs_vectorized_on_one_thread(compiled, monkeypatch, n):
+    """Right after a product (BLAS's workers still spin) a small epilogue runs on the calling
+    thread. Written over the product from VECTOR_MIN elements on, that is the parallel
+    dispatcher on one thread (its loops vectorize in place, the serial one's do not); below,
+    the serial one. Both give NumPy's bits, on the first launch and on its replays."""
+    calls = []
+    real = numba_cpu.OneThread.__call__
+
+    def counted(self, *args):
+        calls.append(self)
+        return real(self, *args)
+
+    monkeypatch.setattr(numba_cpu.OneThread, "__call__", counted)
+    rng = np.random.default_rng(n)
+    a, b, bias = rng.standard_normal((n, n)), rng.standard_normal((n, n)), rng.standard_normal(n)
+    threads = numba.get_num_threads()
+    for _ in range(2):
+        got = np.asarray(_bias_relu(la, la.asarray(a), la.asarray(b), la.asarray(bias)))
+        assert np.array_equal(got, _bias_relu(np, a, b, bias))
+    assert numba.get_num_threads() == threads
+    small = n * n < executor.VECTOR_MIN
+    assert n * n < executor.PARALLEL_MIN_AFTER_BLAS
+    safe = numba_cpu._thread_controls() is not None  # (omp or tbb: not workqueue)
+    assert len(calls) == (0 if small or not safe else 2)
+
+
+@numba.njit(parallel=True)
+def _threads_inside(fail):
+    seen = np.zeros(64, np.int64)
+    for i in numba.prange(64):
+        seen[i] = numba.get_num_threads()
+    if fail:
+        raise ValueError("raised inside the kernel")
+    return seen.max()
+
+
+def test_one_thread_runs_one_thread_and_restores_the_count():
+    one = numba_cpu.one_thread(_threads_inside)
+    if one is None:  # the workqueue layer: one_thread declines, the serial kernel runs
+        assert numba_cpu._thread_controls() is None
+        return
+    before = numba.get_num_threads()
+    assert one(False) == 1
+    assert numba.get_num_threads() == before
+    assert _threads_inside(False) == before
+    with pytest.raises(ValueError, match="raised inside the kernel"):
+        one(True)
+    assert numba.get_num_threads() == before
+    assert numba_cpu.one_thread(_threads_inside) is one  # one wrapper per dispatcher

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gc
 import threading
+import warnings
 
 import numpy as np
+import pytest
 
 import lazyarray as la
 from lazyarray.runtime import pool
@@ -100,3 +102,89 @@ def test_eviction_keeps_the_size_index_consistent(monkeypatch):
     again = pool.empty((pool.MIN_BYTES // 8,), np.float64)  # an idle buffer of that size
     assert pool.owns(again)
     pool.clear()
+
+
+# NumPy data entering a graph is copied (`pool.copy`): large copies into pooled buffers.
+
+def _entry_sources():
+    r = np.random.default_rng(7)
+    big = r.standard_normal(N)
+    grid = r.standard_normal((600, 700))
+    odd = r.integers(-100, 100, N * 8 + 3).astype(np.int8)  # a byte count not a multiple of 8
+    special = big.copy()
+    special[:4] = [np.nan, np.inf, -np.inf, 3e12]
+    return {
+        "float64": (big, None),
+        "2-d": (grid, None),
+        "int8, odd bytes": (odd, None),
+        "complex128": (big + 1j * big[::-1], None),
+        "bool": (big > 0, None),
+        "fortran order": (np.asfortranarray(grid), None),
+        "strided": (big[::3], None),
+        "reversed": (big[::-1], None),
+        "transposed": (grid.T, None),
+        "cast, NaN to int32": (special, np.int32),
+        "cast, float32 up": (big.astype(np.float32), np.float64),
+        "cast, complex down": (big + 1j, np.float64),
+        "big-endian": (big.astype(">f8"), None),
+        "empty": (np.empty((0, 500_000)), None),
+        "small": (big[:10], None),
+    }
+
+
+_ENTRY = _entry_sources()
+
+
+@pytest.mark.parametrize("name", list(_ENTRY))
+def test_an_entry_copy_is_numpys_copy(name):
+    """Same values, dtype, shape and warnings as np.array(x, dtype, copy=True, order="C"),
+    C-contiguous, sharing no memory with the source; pooled when large and native."""
+    src, dtype = _ENTRY[name]
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        ref = np.array(src, dtype=dtype, copy=True, order="C")
+    with warnings.catch_warnings(record=True) as got_w:
+        warnings.simplefilter("always")
+        got = pool.copy(src, dtype)
+    assert [(w.category, str(w.message)) for w in got_w] == [
+        (w.category, str(w.message)) for w in want]
+    assert got.dtype == ref.dtype and got.shape == ref.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, ref, strict=True)
+    assert not np.shares_memory(got, src)
+    large = src.nbytes >= pool.MIN_BYTES and got.dtype.isnative and src.dtype.isnative
+    assert pool.owns(got) == large
+
+
+def test_asarray_copies_large_numpy_data_into_the_pool(compiled):
+    src = np.arange(N, dtype=np.float64)
+    a = la.asarray(src)
+    mixed = la.ones(N) + src  # a NumPy operand of an operator is copied the same way
+    first = _buffer(a)
+    assert id(first) in pool._pool
+    first_id = id(first)
+    del first
+    src[:] = -1  # never seen by the graphs built from it
+    np.testing.assert_array_equal(np.asarray(a), np.arange(N))
+    np.testing.assert_array_equal(np.asarray(mixed), np.arange(N) + 1)
+    del a, mixed
+    gc.collect()
+    b = la.asarray(src)  # the dead copy's buffer again: no fresh pages
+    assert id(_buffer(b)) == first_id
+    np.testing.assert_array_equal(np.asarray(b), -np.ones(N))
+
+
+@pytest.mark.parametrize("make", ["asarray", "kernel result"])
+def test_an_eager_write_goes_in_place_into_a_pooled_buffer_only_its_array_holds(compiled, make):
+    src = np.arange(N, dtype=np.float64)
+    a = la.asarray(src) if make == "asarray" else la.asarray(src[::-1]) * -1 + (N - 1)
+    np.asarray(a)  # computed (the NumPy array taken here is dropped at once)
+    before = id(_buffer(a))
+    a[[0, 5]] = 7.0  # advanced-index write: NumPy's setitem on the current version
+    assert id(_buffer(a)) == before  # no copy: nothing else could see the old version
+    held = np.asarray(a)  # a NumPy array taken from it keeps the old version alive
+    a[[1]] = 9.0
+    assert id(_buffer(a)) != before
+    assert held[1] == 1.0 and held[0] == 7.0
+    ref = np.arange(N, dtype=np.float64)
+    ref[[0, 5]], ref[1] = 7.0, 9.0
+    np.testing.assert_array_equal(np.asarray(a), ref)

@@ -7,6 +7,7 @@ under a registered module name, so `njit(cache=True)` can find it again in a new
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import os
 import sys
@@ -87,7 +88,63 @@ _wide: weakref.WeakSet = weakref.WeakSet()  # dispatchers compiled with 512-bit 
 
 def _width(kernel):
     """The vector-width context compiling `kernel` needs."""
+    kernel = getattr(kernel, "parallel", kernel)
     return vector_width.wide() if kernel in _wide else contextlib.nullcontext()
+
+
+class OneThread:
+    """A parallel dispatcher run on the calling thread alone (`one_thread`).
+
+    Numba compiles each `prange` loop of a parallel kernel into a function whose array
+    arguments are declared not to alias, which lets LLVM vectorize it even when the result
+    is written over an operand; the serial dispatcher of the same source keeps runtime alias
+    checks that an in-place launch fails, and runs scalar (W5's bias + relu at 256^2: 44 us
+    against 15; docs/performance.md, "One thread, vectorized").
+    """
+
+    def __init__(self, parallel):
+        self.parallel = parallel
+        self.overloads = parallel.overloads  # (the same dict: new specializations show)
+
+    def __getattr__(self, name):  # stats, compile, ...: the dispatcher's
+        return getattr(self.parallel, name)
+
+    def __call__(self, *args):
+        get, set_ = _thread_controls()
+        n = get()
+        set_(1)
+        try:
+            return self.parallel(*args)
+        finally:
+            set_(n)
+
+
+_one: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> its OneThread
+
+
+def one_thread(parallel) -> OneThread | None:
+    """`parallel` as a dispatcher that runs on the calling thread only; None under Numba's
+    workqueue threading layer, which may not be entered from two threads at once (the dask
+    backend's tasks run kernels from several)."""
+    one = _one.get(parallel)
+    if one is None:
+        if _thread_controls() is None:
+            return None
+        one = _one[parallel] = OneThread(parallel)
+    return one
+
+
+@functools.cache
+def _thread_controls():
+    """Numba's per-thread get/set of the thread count (the C functions behind
+    `numba.get_num_threads`/`set_num_threads`: a fifth of their cost, without the checks),
+    or None when the threading layer is not safe to enter from several threads."""
+    from numba.np.ufunc import parallel
+
+    parallel._launch_threads()
+    if numba.threading_layer() not in ("omp", "tbb"):
+        return None
+    return parallel._get_num_threads, parallel._set_num_threads
 
 
 _first_call = threading.Lock()

@@ -43,6 +43,7 @@ PARALLEL_MIN = 1 << 15  # iterations below which a kernel runs serially (thread 
 # the call, and OpenMP workers woken then wait for the cores (W5 at 256²: 0.48 ms serial,
 # 1.0 ms parallel; docs/performance.md)
 PARALLEL_MIN_AFTER_BLAS = 1 << 17
+VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
 
 
@@ -253,7 +254,8 @@ _LAYOUT = operator.attrgetter("shape", "strides", "dtype")
 
 
 def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, head: list,
-             partials: list, tail: list, operands: list, serial: bool) -> _Prepared | None:
+             partials: list, tail: list, operands: list, serial: bool,
+             in_place: bool) -> _Prepared | None:
     """Remember this launch if its loads are the operands themselves and its scalars are
     constants: then only the operand arrays change from one call to the next."""
     if entry.kernel is None or entry.source is None or launch.spec.kind == "update" \
@@ -264,8 +266,7 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
         return None
     n = len(results)
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
-    parallel, serial_k = entry.kernel
-    kernel = parallel if math.prod(launch.sizes) >= PARALLEL_MIN and not serial else serial_k
+    kernel = _dispatcher(entry.kernel, math.prod(launch.sizes), serial, in_place)
     return _Prepared(entry, kernel, outs, partials, src, tail,
                      _donor_candidates(comp, launch, operands))
 
@@ -601,13 +602,14 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
         _donate(results, head, operands, donors, _donor_candidates(comp, launch, operands))
     for attempt in (0, 1):
         try:
-            flagged = _launch(entry, launch, [*head, *launch.arrays, *tail], serial)
+            flagged = _launch(entry, launch, [*head, *launch.arrays, *tail], serial,
+                              bool(donors))
             if launch.spec.tables and tail[-1][0]:
                 _raise_index_error(comp, operands)
             if flagged:
                 recheck_flags(comp, _regenerated(operands, regen))
             p = None if lkey is None else _prepare(comp, launch, entry, results, head, fresh,
-                                                   tail, operands, serial)
+                                                   tail, operands, serial, bool(donors))
             if p is not None:
                 known = _prepared.get(comp)
                 if known is None or len(known) >= PREPARED_LAYOUTS:
@@ -718,7 +720,7 @@ def _build(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
 
     kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
     diskcache.evict(path)
-    chosen = kernel[0] if math.prod(launch.sizes) >= PARALLEL_MIN else kernel[1]
+    chosen = _dispatcher(kernel, math.prod(launch.sizes), False, False)
     t0 = time.perf_counter()
     entry.origin = numba_cpu.build(chosen, args)
     entry.compile_s += time.perf_counter() - t0
@@ -728,7 +730,8 @@ def _build(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
 _compile_lock = threading.Lock()  # threads launching one new kernel build it once
 
 
-def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False) -> int:
+def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False,
+            in_place: bool = False) -> int:
     """Run the kernel (building it first if needed); returns its count of possible
     floating-point events."""
     from lazyarray.backends import numba_cpu
@@ -739,15 +742,28 @@ def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = 
                 path = diskcache.cache_dir()
                 entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
                 diskcache.evict(path)
-    parallel, serial = entry.kernel
-    work = math.prod(launch.sizes)
     t0 = time.perf_counter()
-    chosen = parallel if work >= PARALLEL_MIN and not serial_only else serial
+    chosen = _dispatcher(entry.kernel, math.prod(launch.sizes), serial_only, in_place)
     built, flagged = numba_cpu.launch(chosen, args)
     if built:  # this launch compiled (or loaded) a specialization: count it as build time
         entry.compile_s += time.perf_counter() - t0
         entry.origin = built
     return flagged
+
+
+def _dispatcher(kernel: tuple, work: int, one: bool, in_place: bool):
+    """Which of a kernel's (parallel, serial) dispatchers runs `work` iterations: the
+    parallel one on all threads from PARALLEL_MIN on, unless `one` (one thread is asked
+    for); else the serial one, except for a launch that may write over an operand
+    (`in_place`) from VECTOR_MIN on: the parallel one on the calling thread, whose loops
+    vectorize where the serial one's do not (`numba_cpu.OneThread`)."""
+    from lazyarray.backends import numba_cpu
+
+    if work >= PARALLEL_MIN and not one:
+        return kernel[0]
+    if in_place and work >= VECTOR_MIN:
+        return numba_cpu.one_thread(kernel[0]) or kernel[1]
+    return kernel[1]
 
 
 _last_uses: dict[Module, tuple] = {}  # module -> (per instruction, its buffer's last reader;

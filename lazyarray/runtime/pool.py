@@ -6,6 +6,9 @@ at least `MIN_BYTES` come from a pool of byte buffers: a result is a view of one
 buffer whose only references are the pool's own (no result, no view of it is alive) is handed
 out again for the next result of the same size. At most `MAX_BYTES` are kept; beyond that the
 oldest buffers leave the pool (their live results keep them as ordinary arrays).
+
+NumPy data entering a graph is copied (`copy`): a large copy goes into a pooled buffer too,
+written by all of Numba's threads when the source is contiguous.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import sys
 import threading
 
+import numba
 import numpy as np
 
 MIN_BYTES = 1 << 18  # smaller arrays stay with malloc (docs/performance.md: where it trims)
@@ -83,9 +87,39 @@ def owns(a: np.ndarray) -> bool:
             and base.dtype == np.uint8 and base.ndim == 1 and id(base) in _pool)
 
 
+def sole(a: np.ndarray) -> bool:
+    """Is `a` the one whole-buffer view of a pooled buffer, and its only holder (writing the
+    buffer can change no other array: a NumPy view of `a` would hold the buffer too)?"""
+    base = a.base
+    return owns(a) and sys.getrefcount(base) == _IDLE + 1  # + this frame's `base`
+
+
 def clear() -> None:
     global _held
     with _lock:
         _pool.clear()
         _by_size.clear()
         _held = 0
+
+
+def copy(a: np.ndarray, dtype=None) -> np.ndarray:
+    """A C-contiguous copy of the NumPy array `a` that nothing else holds (as
+    ``np.array(a, dtype, copy=True, order="C")``): a large one goes into a pooled buffer, and a
+    contiguous one of one native dtype is copied by all threads."""
+    if type(a) is not np.ndarray or a.nbytes < MIN_BYTES:
+        return np.array(a, dtype=dtype, copy=True, order="C")
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if not (a.dtype.isnative and dtype.isnative and dtype.kind in "biufc"):
+        return np.array(a, dtype=dtype, copy=True, order="C")
+    out = empty(a.shape, dtype)
+    if dtype == a.dtype and a.flags.c_contiguous:
+        _copy_bytes(a.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8))
+    else:  # a cast or a strided source: NumPy's loop (the pooled pages still fault no more)
+        np.copyto(out, a, casting="unsafe")
+    return out
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _copy_bytes(src, dst):
+    for i in numba.prange(src.size):
+        dst[i] = src[i]
