@@ -195,3 +195,18 @@ def build(kernel, args) -> str:
 
 
 _seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> argument kinds
+
+
+def copy_contiguous(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[...] = src for two C-contiguous arrays of one shape and dtype (`pool.copy`), by a
+    byte loop on all threads (NumPy's copy under the workqueue layer: see `one_thread`)."""
+    if _thread_controls() is None:
+        np.copyto(dst, src)
+    else:
+        _copy_bytes(src.reshape(-1).view(np.uint8), dst.reshape(-1).view(np.uint8))
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _copy_bytes(src, dst):
+    for i in numba.prange(src.size):
+        dst[i] = src[i]

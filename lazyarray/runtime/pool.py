@@ -16,7 +16,6 @@ from __future__ import annotations
 import sys
 import threading
 
-import numba
 import numpy as np
 
 MIN_BYTES = 1 << 18  # smaller arrays stay with malloc (docs/performance.md: where it trims)
@@ -113,13 +112,9 @@ def copy(a: np.ndarray, dtype=None) -> np.ndarray:
         return np.array(a, dtype=dtype, copy=True, order="C")
     out = empty(a.shape, dtype)
     if dtype == a.dtype and a.flags.c_contiguous:
-        _copy_bytes(a.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8))
+        from lazyarray.backends.numba_cpu import copy_contiguous  # (loads Numba: first use)
+
+        copy_contiguous(out, a)
     else:  # a cast or a strided source: NumPy's loop (the pooled pages still fault no more)
         np.copyto(out, a, casting="unsafe")
     return out
-
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _copy_bytes(src, dst):
-    for i in numba.prange(src.size):
-        dst[i] = src[i]
