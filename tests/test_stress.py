@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import glob
+import os
 import threading
 import tracemalloc
 import weakref
@@ -170,14 +171,24 @@ def _interrupted_then_fine(monkeypatch, tmp_path, patch):
     la.cache_clear()
 
 
-def test_interrupt_while_writing_the_kernel_file(monkeypatch, tmp_path):
-    from lazyarray.backends import numba_cpu
+class _InterruptedOs:
+    """The `os` module as numba_cpu sees it, with `os.replace` interrupted. (Patching the
+    real module's `replace` interrupted any other caller in that window too: a finalizer
+    run by the garbage collector raised KeyboardInterrupt inside hypothesis's gc hook.)"""
 
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    @staticmethod
     def replace(*args):
         raise KeyboardInterrupt
 
+
+def test_interrupt_while_writing_the_kernel_file(monkeypatch, tmp_path):
+    from lazyarray.backends import numba_cpu
+
     _interrupted_then_fine(monkeypatch, tmp_path,
-                           lambda m: m.setattr(numba_cpu.os, "replace", replace))
+                           lambda m: m.setattr(numba_cpu, "os", _InterruptedOs()))
 
 
 def test_interrupt_while_numba_compiles(monkeypatch, tmp_path):

@@ -119,19 +119,16 @@ class OneThread:
             set_(n)
 
 
-_one: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> its OneThread
-
-
 def one_thread(parallel) -> OneThread | None:
     """`parallel` as a dispatcher that runs on the calling thread only; None under Numba's
     workqueue threading layer, which may not be entered from two threads at once (the dask
     backend's tasks run kernels from several)."""
-    one = _one.get(parallel)
-    if one is None:
-        if _thread_controls() is None:
-            return None
-        one = _one[parallel] = OneThread(parallel)
-    return one
+    try:
+        return parallel.lazyarray_one_thread  # (kept on the dispatcher: they die together)
+    except AttributeError:
+        one = parallel.lazyarray_one_thread = (
+            OneThread(parallel) if _thread_controls() is not None else None)
+        return one
 
 
 @functools.cache
