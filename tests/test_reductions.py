@@ -298,6 +298,35 @@ def test_arg_reduction_ties_pick_first(mode, op, axis, data):
     check_reduction(op, x, via="method", axis=axis, keepdims=True)
 
 
+def _flat_arg_cases(dtype, rng):
+    """1-d arrays for argmin/argmax over a whole array (two passes: the extreme, then its
+    first index): the dtype's extremes, ties, NaNs anywhere, signed zeros, all-inf."""
+    n = 3001
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        tied = x.copy()
+        tied[[5, 900, 2000]], tied[[7, 1500]] = info.max, info.min
+        return [x, np.full(n, info.min, dtype), np.full(n, info.max, dtype), tied]
+    x = rng.standard_normal(n).astype(dtype)
+    nans, first_nan, zeros = x.copy(), x.copy(), np.zeros(n, dtype)
+    nans[[1700, 40, 2999]] = np.nan
+    first_nan[0] = np.nan
+    zeros[[3, 77, 2500]] = -0.0
+    return [x, nans, first_nan, zeros, -zeros, np.full(n, -np.inf, dtype),
+            np.full(n, np.inf, dtype), np.full(n, np.nan, dtype)]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16",
+                                   "uint32", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_flat_arg_reductions_find_numpys_index(mode, op, dtype):
+    rng = np.random.default_rng(sum(map(ord, op + dtype)))
+    for x in _flat_arg_cases(dtype, rng):
+        check_reduction(op, x)
+        check_reduction(op, x[:3000].reshape(3, 1000, 1)[:, ::3])  # a strided view, flattened
+
+
 @pytest.mark.parametrize("op", REDUCTIONS)
 def test_large_reductions(mode, op):
     """Large enough to be split across threads/chunks: partial results must

@@ -759,54 +759,61 @@ def expm1(x):
     return np.expm1(x)
 
 
+@numba.njit(inline="always")
+def _expm1_sum(vc):
+    """expm1(vc) for vc in [-45, 709.8] as sm + tail (|tail| below sm's ulp) and n, the
+    result's power of two: the value is (sm + tail) * 2 when n > 1023."""
+    c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16 = _EXPM1_P
+    t = vc * _LOG2E
+    big = t + _ROUND
+    nf = big - _ROUND
+    a = _fma(-nf, _LN2_1, vc)  # exact
+    w = nf * _LN2_2
+    wl = _fma(nf, _LN2_2, -w)
+    h = a - w
+    bb = h - a
+    e = (a - (h - bb)) - (w + bb)
+    lo = (e - wl) - nf * _LN2_3
+    p = c16
+    p = _fma(p, h, c15)
+    p = _fma(p, h, c14)
+    p = _fma(p, h, c13)
+    p = _fma(p, h, c12)
+    p = _fma(p, h, c11)
+    p = _fma(p, h, c10)
+    p = _fma(p, h, c9)
+    p = _fma(p, h, c8)
+    p = _fma(p, h, c7)
+    p = _fma(p, h, c6)
+    p = _fma(p, h, c5)
+    p = _fma(p, h, c4)
+    p = _fma(p, h, c3)
+    hz = h * h
+    s = (0.5 * hz + 0.5 * _fma(h, h, -hz)) + (hz * h * p + lo * (1.0 + h))
+    qh = h + s
+    ql = (h - qh) + s  # fast two-sum: |h| >= |s|
+    k = _float64_as_bits(big) - _ROUND_BITS  # n, from the rounded sum's bits
+    kk = min(k, 1023)
+    scale = _bits_as_float64((kk + 1023) << 52)
+    am = scale - 1.0
+    b2 = am - scale
+    ae = (scale - (am - b2)) + (-1.0 - b2)  # two-sum: scale - 1 = am + ae
+    bq = scale * qh  # exact
+    sm = am + bq
+    b3 = sm - am
+    se = (am - (sm - b3)) + (bq - b3)  # two-sum: am + bq = sm + se
+    return sm, se + ae + scale * ql, k
+
+
 @overload(expm1, inline="always")  # too big for LLVM to inline by itself: a call stops vectorization
 def _expm1(x):
     if not _float_arg(x):
         return lambda x: np.expm1(x)
-    c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16 = _EXPM1_P
 
     def impl(x):
         v = np.float64(x)
-        vc = min(max(v, -45.0), 709.8)
-        t = vc * _LOG2E
-        big = t + _ROUND
-        nf = big - _ROUND
-        a = _fma(-nf, _LN2_1, vc)  # exact
-        w = nf * _LN2_2
-        wl = _fma(nf, _LN2_2, -w)
-        h = a - w
-        bb = h - a
-        e = (a - (h - bb)) - (w + bb)
-        lo = (e - wl) - nf * _LN2_3
-        p = c16
-        p = _fma(p, h, c15)
-        p = _fma(p, h, c14)
-        p = _fma(p, h, c13)
-        p = _fma(p, h, c12)
-        p = _fma(p, h, c11)
-        p = _fma(p, h, c10)
-        p = _fma(p, h, c9)
-        p = _fma(p, h, c8)
-        p = _fma(p, h, c7)
-        p = _fma(p, h, c6)
-        p = _fma(p, h, c5)
-        p = _fma(p, h, c4)
-        p = _fma(p, h, c3)
-        hz = h * h
-        s = (0.5 * hz + 0.5 * _fma(h, h, -hz)) + (hz * h * p + lo * (1.0 + h))
-        qh = h + s
-        ql = (h - qh) + s  # fast two-sum: |h| >= |s|
-        k = _float64_as_bits(big) - _ROUND_BITS  # n, from the rounded sum's bits
-        kk = min(k, 1023)
-        scale = _bits_as_float64((kk + 1023) << 52)
-        am = scale - 1.0
-        b2 = am - scale
-        ae = (scale - (am - b2)) + (-1.0 - b2)  # two-sum: scale - 1 = am + ae
-        bq = scale * qh  # exact
-        sm = am + bq
-        b3 = sm - am
-        se = (am - (sm - b3)) + (bq - b3)  # two-sum: am + bq = sm + se
-        res = sm + (se + ae + scale * ql)
+        sm, tail, k = _expm1_sum(min(max(v, -45.0), 709.8))
+        res = sm + tail
         res = res * 2.0 if k > 1023 else res
         res = v if abs(v) < 5.551115123125783e-17 else res  # |v| < 2**-54: rounds to v
         res = -1.0 if v < -45.0 else res
@@ -814,6 +821,34 @@ def _expm1(x):
         return v if v != v else res
     return impl
 
+
+# tanh(x) = sign(x) * t / (t + 2) with t = expm1(2|x|), the formula of fdlibm's tanh, here
+# with t carried as th + tl (`_expm1_sum`) and t + 2 as dh + dl (two-sum): the quotient
+# q = th * (1/dh) is corrected once by its fma residual, r = (th + tl - q*(dh + dl)) / dh
+# (times 1/dh too: one division), which leaves the result within about half an ulp. |x| is
+# capped at 20, where tanh rounds to 1 (1 - tanh(x) is about 2e**-2x, below 2**-54 from
+# x = 18.7); a tiny x gives t = 2x exactly and q = x; the sign is copied (tanh(-0.0) = -0.0).
+def tanh(x):
+    return np.tanh(x)
+
+
+@overload(tanh, inline="always")
+def _tanh(x):
+    if not _float_arg(x):
+        return lambda x: np.tanh(x)
+
+    def impl(x):
+        v = np.float64(x)
+        th, tl, _ = _expm1_sum(2.0 * min(abs(v), 20.0))
+        dh = th + 2.0
+        b = dh - th
+        dl = (th - (dh - b)) + (2.0 - b) + tl  # two-sum: th + 2 = dh + (its error), plus tl
+        inv = 1.0 / dh  # (one division: q and the correction both multiply by it)
+        q = th * inv
+        res = q + (_fma(-q, dh, th) + (tl - q * dl)) * inv
+        res = math.copysign(res, v)
+        return v if v != v else res
+    return impl
 
 
 PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE

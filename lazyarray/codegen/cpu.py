@@ -34,8 +34,9 @@ from lazyarray.runtime.layout import Spec
 # registers, 1-d and 2-d (`_render_stream_direct`); 23: float sum, max, min
 # vectorized (`vector_combine`), a running maximum per row (`_row_maxima`),
 # software prefetch in large 1-d reductions (`Spec.prefetch`); -1 from a loop whose second
-# pass would read an input its output overwrote
-CODEGEN_VERSION = 23
+# pass would read an input its output overwrote; 24: argmax/argmin in two passes (the extreme,
+# then its first index), tanh as `_h.tanh`
+CODEGEN_VERSION = 24
 
 
 class Unsupported(Exception):
@@ -85,7 +86,7 @@ def _check(comp: Module) -> None:
 _SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
 # helpers whose loops LLVM vectorizes (in blocks, inside reductions)
 _VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log1p(",
-                "_h.sin(", "_h.cos(")
+                "_h.sin(", "_h.cos(", "_h.tanh(")
 
 
 def _expr(comp: Module, i: int, fast: bool = False) -> str:
@@ -1048,13 +1049,36 @@ def _render_argreduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     body = _body(comp, spec, idx, {root})
     v = f"x{rins.operands[0]}"
     kidx = ", ".join(idx[:last]) or "0"
-    scan = ([f"i{last} = 0", *body, f"best = {v}", "bi = 0",
-             f"for i{last} in range(1, n{last}):"]
-            + _indent(body, 1)
-            + [f"    if best == best and ({v} {better} best or {v} != {v}):",
-               f"        best = {v}",
-               f"        bi = i{last}",
-               f"out0[{kidx}] = bi"])
+    dtype = comp.instrs[rins.operands[0]].dtype
+    if dtype.kind in "fiu" and last == 0:
+        # A whole 1-d array (one output: no outer loop to run in parallel) in two passes, the
+        # extreme, which LLVM vectorizes (llvm.maximum/minimum for floats: a NaN anywhere
+        # makes it NaN, and then the first NaN is found), then the first index holding it:
+        # 10^6 float64 in 0.42 ms against 2.7 ms for the one-pass scan below. From the
+        # identity, with unsigned indices: from the first element, or with a negative
+        # index's wraparound test, LLVM did not vectorize the first pass. Along an axis of a
+        # 2-d array the one-pass scan stays (rows in parallel: 0.66 ms for a (1000, 1000)
+        # argmax along axis 1, against 0.78 in two passes with a select and a NaN flag).
+        if dtype.kind == "f":
+            init = "np.inf" if better == "<" else "-np.inf"
+            step = f"_h.{'min' if better == '<' else 'max'}_step(best, {v})"
+            found = f"{v} == best or (best != best and {v} != {v})"
+        else:
+            info = np.iinfo(dtype)
+            init = info.max if better == "<" else info.min
+            step, found = f"{v} if {v} {better} best else best", f"{v} == best"
+        scan = ([f"best = {np_type(dtype)}({init})", "for q in range(n0):",
+                 "    i0 = np.uint64(q)", *_indent(body, 1), f"    best = {step}", "bi = 0",
+                 "for q in range(n0):", "    i0 = np.uint64(q)", *_indent(body, 1),
+                 f"    if {found}:", "        bi = q", "        break", "out0[0] = bi"])
+    else:
+        scan = ([f"i{last} = 0", *body, f"best = {v}", "bi = 0",
+                 f"for i{last} in range(1, n{last}):"]
+                + _indent(body, 1)
+                + [f"    if best == best and ({v} {better} best or {v} != {v}):",
+                   f"        best = {v}",
+                   f"        bi = i{last}",
+                   f"out0[{kidx}] = bi"])
     lines = []
     for d in range(last):
         lines.append("    " * d + f"for i{d} in {'prange' if d == 0 else 'range'}(n{d}):")

@@ -106,7 +106,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("hypot",               "hypot",                 E),
     _ew("sinh",                "sinh",                  E),
     _ew("cosh",                "cosh",                  E),
-    _ew("tanh",                "tanh",                  E),
+    _ew("tanh",                "tanh",                  E, "_h.tanh({0})"),
     _ew("arcsinh",             "asinh",                 E),
     _ew("arccosh",             "acosh",                 E),
     _ew("arctanh",             "atanh",                 E),
