@@ -1,5 +1,5 @@
-"""Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log1p, expm1, tanh
-and NumPy's.
+"""Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log1p, expm1, tanh,
+sinh, cosh and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -50,6 +50,12 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
                 "[-25, 25]": rng.uniform(-25, 25, n),
                 "+-exp(U[-745, 3])": np.exp(rng.uniform(-745, 3, n)) * rng.choice([-1, 1], n),
                 "specials": np.array(EDGES + [18.7, 19.06, 20.0, 2.0 ** -28, 2.0 ** -54])}
+    if name in ("sinh", "cosh"):
+        return {"[-1e-3, 1e-3]": rng.uniform(-1e-3, 1e-3, n), "[-3, 3]": rng.uniform(-3, 3, n),
+                "[-30, 30]": rng.uniform(-30, 30, n), "[-712, 712]": rng.uniform(-712, 712, n),
+                "[700, 710.48]": rng.uniform(700, 710.48, n),
+                "specials": np.array(EDGES + [22.0, 21.999999999999996, 710.4758600739439,
+                                              710.475860073944, 2.0 ** -28])}
     if name == "log1p":
         return {"[-1, 1]": rng.uniform(-1, 1, n), "[-1e-8, 1e-8]": rng.uniform(-1e-8, 1e-8, n),
                 "+-exp(U[-745, 709])":
@@ -73,7 +79,7 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
             "specials": np.array(EDGES)}
 
 
-_FUNCTIONS = ("exp", "sin", "cos", "log", "log1p", "expm1", "tanh")
+_FUNCTIONS = ("exp", "sin", "cos", "log", "log1p", "expm1", "tanh", "sinh", "cosh")
 
 
 def main() -> None:

@@ -851,6 +851,79 @@ def _tanh(x):
     return impl
 
 
+# sinh and cosh from the same core. Below |x| = 22: with t = expm1(|x|) as th + tl and
+# e = 1 + t as eh + el (two-sum), sinh = (t + t/(1 + t))/2 (fdlibm's form) and cosh =
+# (e + 1/e)/2, each quotient corrected once by its fma residual and each sum a two-sum, so
+# the result is within about half an ulp. From 22 on the other term is below 2**-63 of the
+# result: both are e**|x|/2, taken as (e**(|x|/2))**2/2 with the square in double-double, which
+# stays finite up to where the result itself overflows (|x| = 710.475...).
+def sinh(x):
+    return np.sinh(x)
+
+
+def cosh(x):
+    return np.cosh(x)
+
+
+@numba.njit(inline="always")
+def _hyperbolic_core(a):
+    """For a = |x| (or NaN): (t_hi, t_lo), t = expm1(a), for a < 22; and e**a / 2 for
+    a >= 22 (inf from its overflow on), as (e**(a/2))**2 / 2 with the square in
+    double-double. One expm1 core serves both (its argument a or a/2): the loop computes
+    every path of a select."""
+    big = a >= 22.0
+    th, tl, _ = _expm1_sum(0.5 * min(a, 712.0) if big else a)
+    eh = th + 1.0
+    el = (1.0 - (eh - th)) + tl  # big: th >= 1, a fast two-sum
+    hh = 0.5 * eh  # (halved first: the square alone overflows below the result's overflow)
+    p = hh * eh
+    half_square = p + (_fma(hh, eh, -p) + eh * el)
+    return th, tl, big, (p if p == np.inf else half_square)  # (overflow: the fma term is -inf)
+
+
+@overload(sinh, inline="always")
+def _sinh(x):
+    if not _float_arg(x):
+        return lambda x: np.sinh(x)
+
+    def impl(x):
+        v = np.float64(x)
+        th, tl, big, large = _hyperbolic_core(abs(v))
+        dh = th + 1.0
+        b = dh - th
+        dl = (th - (dh - b)) + (1.0 - b) + tl  # 1 + t = dh + dl
+        inv = 1.0 / dh
+        q = th * inv
+        r = (_fma(-q, dh, th) + (tl - q * dl)) * inv  # t/(1 + t) = q + r
+        sh = th + q
+        b2 = sh - th
+        se = (th - (sh - b2)) + (q - b2)  # two-sum: th + q = sh + se
+        res = large if big else 0.5 * sh + 0.5 * (se + tl + r)
+        res = math.copysign(res, v)
+        return v if v != v else res
+    return impl
+
+
+@overload(cosh, inline="always")
+def _cosh(x):
+    if not _float_arg(x):
+        return lambda x: np.cosh(x)
+
+    def impl(x):
+        v = np.float64(x)
+        th, tl, big, large = _hyperbolic_core(abs(v))
+        eh = th + 1.0
+        b = eh - th
+        el = (th - (eh - b)) + (1.0 - b) + tl  # e = 1 + t = eh + el
+        rh = 1.0 / eh
+        rl = (_fma(-rh, eh, 1.0) - rh * el) * rh  # 1/e = rh + rl
+        sh = eh + rh
+        se = (eh - sh) + rh + el + rl  # eh >= rh: fast two-sum, then the low parts
+        res = large if big else 0.5 * sh + 0.5 * se
+        return v * v if v != v else res
+    return impl
+
+
 PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE
 SCRATCH = 2048  # float64 values a kernel keeps in its stack frame (16 KiB): a total's values
 # (a bound any thread stack affords: Python's smallest, threading.stack_size(32768), too)
