@@ -754,7 +754,7 @@ def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
 # --------------------------------------------------------------------------
 
 VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
-         "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh}
+         "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "log2": np.log2, "log10": np.log10}
 TRIG_BIG = 2.0 ** 30  # numba_scalar.TRIG_BIG: above it sin/cos take libm (the fix-up pass)
 VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310,
                2.2250738585072014e-308, 1.4901161193847656e-08, 1.49e-08, 1e-300, 1.0, -1.0,
@@ -770,9 +770,10 @@ def _vmath_inputs(name, dtype, n=100_000):
     """Arguments over the ranges that matter, plus the values next to multiples of pi/2
     (the hardest reductions: a huge cancellation) and the edges."""
     rng = np.random.default_rng(5)
-    if name == "log":
+    if name in ("log", "log2", "log10"):  # (and every power of two and of ten: exact)
         parts = [np.exp(rng.uniform(-745, 709, n)), rng.uniform(0.5, 2.0, n),
-                 rng.uniform(0, 1e-308, n // 10), -rng.uniform(0, 10, 100)]
+                 rng.uniform(0, 1e-308, n // 10), -rng.uniform(0, 10, 100),
+                 2.0 ** np.arange(-1074, 1024), 10.0 ** np.arange(-323, 309)]
     elif name == "expm1":
         parts = [rng.uniform(-0.35, 0.35, n), rng.uniform(-3, 3, n), rng.uniform(-750, 710, n),
                  rng.uniform(709, 709.79, n // 10), rng.uniform(-1e-8, 1e-8, n),
@@ -807,8 +808,9 @@ def _vmath_inputs(name, dtype, n=100_000):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", sorted(VMATH))
 def test_compiled_vmath_is_within_an_ulp(name, dtype):
-    """The CPU kernels' sin, cos, log, log1p, expm1, tanh, sinh and cosh are lazyarray's own
-    (no libm call in the vectorized loop; sin/cos take libm above 2**30 in a fix-up pass):
+    """The CPU kernels' sin, cos, log, log2, log10, log1p, expm1, tanh, sinh and cosh are
+    lazyarray's own (no libm call in the vectorized loop; sin/cos take libm above 2**30 in a
+    fix-up pass):
     within one ulp of NumPy in float64 over small, moderate and huge arguments; float32
     (computed in float64 and rounded)
     within one ulp of the correctly rounded result, and never more than one ulp further from
@@ -832,6 +834,17 @@ def test_compiled_vmath_is_within_an_ulp(name, dtype):
     assert np.array_equal(got[edges], want[edges])  # bit for bit, -0.0 included
     assert np.array_equal(np.signbit(got[edges]), np.signbit(want[edges]))
     assert np.array_equal(np.isinf(got), np.isinf(want))
+
+
+def test_compiled_log2_of_a_power_of_two_is_exact():
+    """log2(2**k) is k and log10(10**k) NumPy's value, bit for bit, for every k a double
+    holds (subnormal powers of two included)."""
+    p2, p10 = 2.0 ** np.arange(-1074, 1024), 10.0 ** np.arange(-323, 309)
+    with la.options(backend="cpu", eager_threshold=0):
+        got2 = np.asarray(la.log2(la.asarray(p2)))
+        got10 = np.asarray(la.log10(la.asarray(p10)))
+    np.testing.assert_array_equal(got2, np.arange(-1074.0, 1024.0))
+    np.testing.assert_array_equal(got10, np.log10(p10))
 
 
 @pytest.mark.parametrize("name", sorted(VMATH))

@@ -1,5 +1,5 @@
-"""Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log1p, expm1, tanh,
-sinh, cosh and NumPy's.
+"""Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log2, log10, log1p,
+expm1, tanh, sinh, cosh and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -61,6 +61,13 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
                 "+-exp(U[-745, 709])":
                     np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
                 "specials": np.array(EDGES + [-1.0, -1.5, 2.0 ** -54])}
+    if name in ("log2", "log10"):
+        return {"exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)),
+                "[0.5, 2]": rng.uniform(0.5, 2.0, n),
+                "subnormal": rng.uniform(0, 2.2250738585072014e-308, n // 4),
+                "powers of 2 and 10": np.concatenate([2.0 ** np.arange(-1074, 1024),
+                                                      10.0 ** np.arange(-323, 309)]),
+                "specials": np.array(EDGES)}
     if name == "log":
         return {"exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)),
                 "[0.5, 2]": rng.uniform(0.5, 2.0, n),
@@ -79,7 +86,8 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
             "specials": np.array(EDGES)}
 
 
-_FUNCTIONS = ("exp", "sin", "cos", "log", "log1p", "expm1", "tanh", "sinh", "cosh")
+_FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
+              "cosh")
 
 
 def main() -> None:

@@ -669,6 +669,13 @@ def log(x):
 def _log_core(u, kshift, extra):
     """log(u) + extra for a positive normal u (extra: a correction well below u's ulp),
     minus kshift*ln2 (u was scaled by 2**kshift)."""
+    hi, tail = _log_parts(u, kshift, extra)
+    return hi + tail
+
+
+@numba.njit(inline="always")
+def _log_parts(u, kshift, extra):
+    """`_log_core`'s value unrounded, as hi + tail (tail well below hi's ulp)."""
     t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11 = _LOG_T
     bits = _float64_as_bits(u)
     kb = (bits - _SQRT_HALF_BITS) >> 52
@@ -697,7 +704,48 @@ def _log_core(u, kshift, extra):
     bb = hi - a
     e = (a - (hi - bb)) + (f - bb)  # two-sum: a + f = hi + e
     tail = kf * _LOG_LN2_LO + e - (hf1 - s * (hf1 + p)) - hfe + s * hfe + extra
-    return hi + tail
+    return hi, tail
+
+
+# log2(x) and log10(x): log's value as hi + tail, times 1/ln 2 or 1/ln 10 as a double-double
+# (c_hi + c_lo: the product's rounding error by fma), so the only sizable rounding is the
+# last addition; log2 of a power of two comes out exact (hi + tail is k ln 2 to ~2**-100).
+_INV_LN2 = (1.4426950408889634, 2.0355273740931033e-17)
+_INV_LN10 = (0.4342944819032518, 1.098319650216765e-17)
+
+
+def log2(x):
+    return np.log2(x)
+
+
+def log10(x):
+    return np.log10(x)
+
+
+def _scaled_log(ref, constant):
+    c_hi, c_lo = constant
+
+    def overload_(x):
+        if not _float_arg(x):
+            return lambda x: ref(x)
+
+        def impl(x):
+            v = np.float64(x)
+            sub = v < 2.2250738585072014e-308  # subnormal (or <= 0: sorted out at the end)
+            hi, tail = _log_parts(v * 18014398509481984.0 if sub else v, 54.0 if sub else 0.0,
+                                  0.0)
+            p = hi * c_hi
+            res = p + ((_fma(hi, c_hi, -p) + hi * c_lo) + tail * c_hi)
+            res = v if v == np.inf else res
+            res = -np.inf if v == 0 else res
+            res = np.nan if v < 0 else res
+            return v if v != v else res
+        return impl
+    return overload_
+
+
+overload(log2)(_scaled_log(np.log2, _INV_LN2))
+overload(log10)(_scaled_log(np.log10, _INV_LN10))
 
 
 def log1p(x):
