@@ -1,5 +1,5 @@
 """Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log2, log10, log1p,
-expm1, tanh, sinh, cosh and NumPy's.
+expm1, tanh, sinh, cosh, arctanh and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -50,6 +50,12 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
                 "[-25, 25]": rng.uniform(-25, 25, n),
                 "+-exp(U[-745, 3])": np.exp(rng.uniform(-745, 3, n)) * rng.choice([-1, 1], n),
                 "specials": np.array(EDGES + [18.7, 19.06, 20.0, 2.0 ** -28, 2.0 ** -54])}
+    if name == "arctanh":
+        return {"[-1e-3, 1e-3]": rng.uniform(-1e-3, 1e-3, n), "[-1, 1]": rng.uniform(-1, 1, n),
+                "+-(1 - exp(U[-37, -1]))":
+                    (1 - np.exp(rng.uniform(-37, -1, n))) * rng.choice([-1, 1], n),
+                "+-exp(U[-745, -1])": np.exp(rng.uniform(-745, -1, n)) * rng.choice([-1, 1], n),
+                "specials": np.array(EDGES + [0.9999999999999999, 1.0000000000000002, 0.5])}
     if name in ("sinh", "cosh"):
         return {"[-1e-3, 1e-3]": rng.uniform(-1e-3, 1e-3, n), "[-3, 3]": rng.uniform(-3, 3, n),
                 "[-30, 30]": rng.uniform(-30, 30, n), "[-712, 712]": rng.uniform(-712, 712, n),
@@ -87,7 +93,7 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
 
 
 _FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
-              "cosh")
+              "cosh", "arctanh")
 
 
 def main() -> None:

@@ -748,6 +748,42 @@ overload(log2)(_scaled_log(np.log2, _INV_LN2))
 overload(log10)(_scaled_log(np.log10, _INV_LN10))
 
 
+# arctanh(x) = (log1p(|x|) - log1p(-|x|)) / 2 with the sign of x: the two logs have opposite
+# signs, so the difference is an addition of magnitudes (no cancellation), each log1p taken
+# unrounded (hi + tail, with 1 +- |x| and its rounding error as in log1p), the two highs
+# added by two-sum. |x| < 2**-54 returns x; +-1 gives +-inf, beyond NaN.
+def arctanh(x):
+    return np.arctanh(x)
+
+
+@overload(arctanh, inline="always")
+def _arctanh(x):
+    if not _float_arg(x):
+        return lambda x: np.arctanh(x)
+
+    def impl(x):
+        v = np.float64(x)
+        a = min(abs(v), 0.9999999999999999)
+        u1 = 1.0 + a
+        b1 = u1 - 1.0
+        c1 = (1.0 - (u1 - b1)) + (a - b1)  # two-sum: 1 + a = u1 + c1
+        u2 = 1.0 - a  # exact for a >= 1/2; else its error by two-sum
+        b2 = u2 - 1.0
+        c2 = (1.0 - (u2 - b2)) + (-a - b2)
+        h1, t1 = _log_parts(u1, 0.0, c1 / u1)
+        h2, t2 = _log_parts(u2, 0.0, c2 / u2)
+        s = h1 - h2
+        bb = s - h1
+        e = (h1 - (s - bb)) + (-h2 - bb)  # two-sum: h1 + (-h2) = s + e
+        res = 0.5 * s + 0.5 * (e + (t1 - t2))
+        res = a if a < 5.551115123125783e-17 else res  # |x| < 2**-54: rounds to x
+        res = np.inf if abs(v) == 1.0 else res
+        res = np.nan if abs(v) > 1.0 else res
+        res = math.copysign(res, v)
+        return v if v != v else res
+    return impl
+
+
 def log1p(x):
     return np.log1p(x)
 

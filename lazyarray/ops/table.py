@@ -109,7 +109,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("tanh",                "tanh",                  E, "_h.tanh({0})"),
     _ew("arcsinh",             "asinh",                 E),
     _ew("arccosh",             "acosh",                 E),
-    _ew("arctanh",             "atanh",                 E),
+    _ew("arctanh",             "atanh",                 E, "_h.arctanh({0})"),
     _ew("deg2rad",             "deg2rad"),
     _ew("rad2deg",             "rad2deg"),
     _ew("radians",             "radians"),
