@@ -1,5 +1,5 @@
 """Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log2, log10, log1p,
-expm1, tanh, sinh, cosh, arctanh and NumPy's.
+expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -50,6 +50,14 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
                 "[-25, 25]": rng.uniform(-25, 25, n),
                 "+-exp(U[-745, 3])": np.exp(rng.uniform(-745, 3, n)) * rng.choice([-1, 1], n),
                 "specials": np.array(EDGES + [18.7, 19.06, 20.0, 2.0 ** -28, 2.0 ** -54])}
+    if name == "arcsinh":
+        return {"[-1e-3, 1e-3]": rng.uniform(-1e-3, 1e-3, n), "[-3, 3]": rng.uniform(-3, 3, n),
+                "+-exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
+                "specials": np.array(EDGES + [2.0 ** 28, 2.0 ** 28 - 1])}
+    if name == "arccosh":
+        return {"1 + exp(U[-37, 0])": 1 + np.exp(rng.uniform(-37, 0, n)),
+                "[1, 5]": rng.uniform(1, 5, n), "exp(U[0, 709])": np.exp(rng.uniform(0, 709, n)),
+                "specials": np.array(EDGES + [1.0000000000000002, 2.0 ** 28, 2.0 ** 28 + 1])}
     if name == "arctanh":
         return {"[-1e-3, 1e-3]": rng.uniform(-1e-3, 1e-3, n), "[-1, 1]": rng.uniform(-1, 1, n),
                 "+-(1 - exp(U[-37, -1]))":
@@ -93,7 +101,7 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
 
 
 _FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
-              "cosh", "arctanh")
+              "cosh", "arctanh", "arcsinh", "arccosh")
 
 
 def main() -> None:

@@ -748,6 +748,72 @@ overload(log2)(_scaled_log(np.log2, _INV_LN2))
 overload(log10)(_scaled_log(np.log10, _INV_LN10))
 
 
+# arcsinh(x) = sign(x) log(a + sqrt(a**2 + 1)) and arccosh(x) = log(x + sqrt(x**2 - 1)), a = |x|:
+# the square +-1 in double-double (fma), its square root corrected once, the sum with a by
+# two-sum, and the log of that hi + lo as log1p takes it (`_log_parts` with lo/hi as the
+# correction), so a sum near 1 loses nothing. From 2**28 on the root is a to within 2**-57:
+# the result is log(a) + ln 2 (kshift -1), and the square (which may overflow) is not used.
+def arcsinh(x):
+    return np.arcsinh(x)
+
+
+def arccosh(x):
+    return np.arccosh(x)
+
+
+@numba.njit(inline="always")
+def _log_of_root_sum(a, sign):
+    """log(a + sqrt(a*a + sign)) for a >= 0 (sign +1) or a >= 1 (sign -1), a < 2**28."""
+    p = a * a
+    pe = _fma(a, a, -p)
+    dh = p + sign
+    bb = dh - p
+    dl = (p - (dh - bb)) + (sign - bb) + pe  # a*a + sign = dh + dl
+    sh = math.sqrt(dh)
+    sl = (_fma(-sh, sh, dh) + dl) / (2.0 * sh) if dh > 0.0 else 0.0  # sqrt(dh + dl) = sh + sl
+    wh = a + sh
+    b2 = wh - a
+    wl = (a - (wh - b2)) + (sh - b2) + sl  # a + sh + sl = wh + wl
+    hi, tail = _log_parts(wh, 0.0, wl / wh)
+    return hi + tail
+
+
+@overload(arcsinh, inline="always")
+def _arcsinh(x):
+    if not _float_arg(x):
+        return lambda x: np.arcsinh(x)
+
+    def impl(x):
+        v = np.float64(x)
+        a = abs(v)
+        big = a >= 268435456.0  # 2**28
+        near = _log_of_root_sum(min(a, 268435456.0), 1.0)
+        far = _log_core(max(a, 268435456.0) if a == a else a, -1.0, 0.0)  # log(a) + ln 2
+        res = far if big else near
+        res = a if a < 1.4901161193847656e-08 else res  # a < 2**-26: asinh rounds to a
+        res = np.inf if a == np.inf else res
+        res = math.copysign(res, v)
+        return v if v != v else res
+    return impl
+
+
+@overload(arccosh, inline="always")
+def _arccosh(x):
+    if not _float_arg(x):
+        return lambda x: np.arccosh(x)
+
+    def impl(x):
+        v = np.float64(x)
+        big = v >= 268435456.0
+        near = _log_of_root_sum(min(max(v, 1.0), 268435456.0), -1.0)
+        far = _log_core(max(v, 268435456.0), -1.0, 0.0)
+        res = far if big else near
+        res = np.inf if v == np.inf else res
+        res = np.nan if v < 1.0 else res
+        return v if v != v else res
+    return impl
+
+
 # arctanh(x) = (log1p(|x|) - log1p(-|x|)) / 2 with the sign of x: the two logs have opposite
 # signs, so the difference is an addition of magnitudes (no cancellation), each log1p taken
 # unrounded (hi + tail, with 1 +- |x| and its rounding error as in log1p), the two highs
