@@ -755,7 +755,7 @@ def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
 
 VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
          "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "log2": np.log2, "log10": np.log10,
-         "arctanh": np.arctanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh}
+         "arctanh": np.arctanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "cbrt": np.cbrt}
 TRIG_BIG = 2.0 ** 30  # numba_scalar.TRIG_BIG: above it sin/cos take libm (the fix-up pass)
 VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310,
                2.2250738585072014e-308, 1.4901161193847656e-08, 1.49e-08, 1e-300, 1.0, -1.0,
@@ -784,6 +784,12 @@ def _vmath_inputs(name, dtype, n=100_000):
                  np.exp(rng.uniform(-745, 3, n)) * rng.choice([-1, 1], n),
                  [18.7, 19.06, 20.0, -20.0, 20.000000000000004, 0.5493061443340549,
                   2.0 ** -28, 2.0 ** -27, 2.0 ** -54]]
+    elif name == "cbrt":  # every magnitude, subnormals, the scaling thresholds, exact cubes
+        parts = [np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
+                 rng.uniform(-10, 10, n), rng.uniform(0, 2.2e-308, n // 10),
+                 np.arange(-1000.0, 1000.0) ** 3, 2.0 ** np.arange(-1074, 1024),
+                 [2.0 ** -960, 2.0 ** 960, np.nextafter(2.0 ** -960, 0),
+                  np.nextafter(2.0 ** 960, np.inf)]]
     elif name == "arcsinh":  # tiny (x itself), moderate, the log(2|x|) range, huge
         parts = [rng.uniform(-1e-3, 1e-3, n), rng.uniform(-3, 3, n),
                  np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
@@ -824,7 +830,7 @@ def _vmath_inputs(name, dtype, n=100_000):
 @pytest.mark.parametrize("name", sorted(VMATH))
 def test_compiled_vmath_is_within_an_ulp(name, dtype):
     """The CPU kernels' sin, cos, log, log2, log10, log1p, expm1, tanh, sinh, cosh, arcsinh,
-    arccosh and arctanh are lazyarray's own (no libm call in the vectorized loop;
+    arccosh, arctanh and cbrt are lazyarray's own (no libm call in the vectorized loop;
     sin/cos take libm above 2**30 in a fix-up pass): within one ulp of NumPy in float64
     over small, moderate and huge arguments; float32 (computed in float64 and rounded)
     within one ulp of the correctly rounded result, and never more than one ulp further

@@ -1,5 +1,5 @@
 """Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log2, log10, log1p,
-expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh and NumPy's.
+expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh, cbrt and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -50,6 +50,13 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
                 "[-25, 25]": rng.uniform(-25, 25, n),
                 "+-exp(U[-745, 3])": np.exp(rng.uniform(-745, 3, n)) * rng.choice([-1, 1], n),
                 "specials": np.array(EDGES + [18.7, 19.06, 20.0, 2.0 ** -28, 2.0 ** -54])}
+    if name == "cbrt":
+        return {"+-exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
+                "[-10, 10]": rng.uniform(-10, 10, n),
+                "subnormal": rng.uniform(0, 2.2250738585072014e-308, n // 4),
+                "cubes of -1000..999, powers of 2": np.concatenate(
+                    [np.arange(-1000.0, 1000.0) ** 3, 2.0 ** np.arange(-1074, 1024)]),
+                "specials": np.array(EDGES + [2.0 ** -960, 2.0 ** 960])}
     if name == "arcsinh":
         return {"[-1e-3, 1e-3]": rng.uniform(-1e-3, 1e-3, n), "[-3, 3]": rng.uniform(-3, 3, n),
                 "+-exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
@@ -101,7 +108,7 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
 
 
 _FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
-              "cosh", "arctanh", "arcsinh", "arccosh")
+              "cosh", "arctanh", "arcsinh", "arccosh", "cbrt")
 
 
 def main() -> None:

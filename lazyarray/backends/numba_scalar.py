@@ -814,6 +814,46 @@ def _arccosh(x):
     return impl
 
 
+# cbrt(x): |x| scaled into [2**-960, 2**960] by 2**+-162 (the result then by 2**-+54, exact),
+# a first guess from the bits (the exponent divided by 3: a few correct bits), three Halley
+# steps y * (y**3 + 2s) / (2y**3 + s) (each triples the correct bits; the ratio first, so no
+# product leaves the range), then one Newton step with y**3 in double-double (fma), whose
+# residual s - y**3 is then exact to the last bits: within about half an ulp. Exact cubes
+# come out exact; the sign is copied; 0, inf and NaN are themselves.
+def cbrt(x):
+    return np.cbrt(x)
+
+
+_TWO_M960, _TWO_960 = 2.0 ** -960, 2.0 ** 960
+_TWO_162, _TWO_M162, _TWO_54, _TWO_M54 = 2.0 ** 162, 2.0 ** -162, 2.0 ** 54, 2.0 ** -54
+_CBRT_GUESS = 0x2A9F7893782DA1CE  # about (2/3 * 1023) << 52, less the guess's mean error
+
+
+@overload(cbrt, inline="always")
+def _cbrt(x):
+    if not _float_arg(x):
+        return lambda x: np.cbrt(x)
+
+    def impl(x):
+        v = np.float64(x)
+        a = abs(v)
+        small, large = a < _TWO_M960, a > _TWO_960
+        s = a * _TWO_162 if small else (a * _TWO_M162 if large else a)
+        y = _bits_as_float64(_float64_as_bits(s) // 3 + _CBRT_GUESS)
+        for _ in range(3):
+            y3 = y * y * y
+            y = y * ((y3 + 2.0 * s) / (2.0 * y3 + s))
+        p = y * y
+        q = p * y
+        qe = _fma(p, y, -q) + _fma(y, y, -p) * y  # y**3 = q + qe
+        y = y + ((s - q) - qe) / (3.0 * p)
+        y = y * _TWO_M54 if small else (y * _TWO_54 if large else y)
+        y = a if (a == 0.0 or a == np.inf) else y
+        y = math.copysign(y, v)
+        return v if v != v else y
+    return impl
+
+
 # arctanh(x) = (log1p(|x|) - log1p(-|x|)) / 2 with the sign of x: the two logs have opposite
 # signs, so the difference is an addition of magnitudes (no cancellation), each log1p taken
 # unrounded (hi + tail, with 1 +- |x| and its rounding error as in log1p), the two highs

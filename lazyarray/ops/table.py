@@ -86,7 +86,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("reciprocal",          "reciprocal",            E),
     _ew("square",              "square"),
     _ew("sqrt",                "sqrt",                  E),
-    _ew("cbrt",                "cbrt",                  E),
+    _ew("cbrt",                "cbrt",                  E, "_h.cbrt({0})"),
     _ew("exp",                 "exponential",           E, "_h.exp({0})"),
     _ew("exp2",                "exponential2",          E),
     _ew("expm1",               "exponential-minus-one", E, "_h.expm1({0})"),
