@@ -62,8 +62,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         if out.ndim < ndmin:
             out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
         return out
-    if isinstance(object, np.ndarray) and object.ndim >= ndmin:
-        arr = pool.copy(object, dtype)
+    if isinstance(object, np.ndarray) and object.ndim >= ndmin and object.flags.c_contiguous:
+        arr = pool.copy(object, dtype)  # (order "K": other layouts keep theirs, below)
     else:
         arr = np.array(object, dtype=dtype, copy=True, ndmin=ndmin)
     if arr.dtype.kind not in "biufc":

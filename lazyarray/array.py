@@ -31,7 +31,8 @@ def as_node(x) -> Node:
         return x._node
     if isinstance(x, Node):
         return x
-    arr = pool.copy(x) if type(x) is np.ndarray else np.array(x, copy=True)
+    c = type(x) is np.ndarray and x.flags.c_contiguous  # (order "K": others keep their layout)
+    arr = pool.copy(x) if c else np.array(x, copy=True)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"lazyarray does not support arrays of dtype {arr.dtype}")
     return buffer(arr)
@@ -1745,7 +1746,7 @@ def as_value_node(value, dtype: np.dtype) -> Node:
             return constant(arr, arr.dtype)
     if arr.dtype.kind not in "biufc":
         arr = np.asarray(value, dtype=dtype)
-    return buffer(pool.copy(arr))
+    return buffer(pool.copy(arr) if arr.flags.c_contiguous else np.array(arr, copy=True))
 
 
 def _normalize_key(key):

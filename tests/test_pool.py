@@ -188,3 +188,14 @@ def test_an_eager_write_goes_in_place_into_a_pooled_buffer_only_its_array_holds(
     ref = np.arange(N, dtype=np.float64)
     ref[[0, 5]], ref[1] = 7.0, 9.0
     np.testing.assert_array_equal(np.asarray(a), ref)
+
+
+def test_array_keeps_the_layout_of_a_source_as_numpy_does(compiled):
+    """`la.array` copies as np.array (order "K"): a Fortran-ordered source hands out a
+    Fortran-ordered array; a C-ordered one a pooled copy."""
+    grid = np.arange(N, dtype=np.float64).reshape(400, 1000)
+    fortran = np.asfortranarray(grid)
+    got = np.asarray(la.array(fortran))
+    assert got.flags.f_contiguous == np.array(fortran).flags.f_contiguous == True  # noqa: E712
+    np.testing.assert_array_equal(got, grid)
+    assert pool.owns(np.asarray(la.array(grid)))
