@@ -757,11 +757,11 @@ def _dispatcher(kernel: tuple, work: int, one: bool, in_place: bool):
     for); else the serial one, except for a launch that may write over an operand
     (`in_place`) from VECTOR_MIN on: the parallel one on the calling thread, whose loops
     vectorize where the serial one's do not (`numba_cpu.OneThread`)."""
-    from lazyarray.backends import numba_cpu
-
     if work >= PARALLEL_MIN and not one:
         return kernel[0]
     if in_place and work >= VECTOR_MIN:
+        from lazyarray.backends import numba_cpu  # (only here: every launch passes through)
+
         return numba_cpu.one_thread(kernel[0]) or kernel[1]
     return kernel[1]
 
