@@ -437,6 +437,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError("index can't contain negative values")
     if mode == "constant":
         cv = np.broadcast_to(np.asarray(kwargs.get("constant_values", 0)), (a.ndim, 2))
+        if a.ndim and widths.any() and (cv == cv.flat[0]).all():  # one value: one write
+            shape = tuple(int(n + lo + hi) for n, (lo, hi) in zip(a.shape, widths, strict=True))
+            base = _const(shape, cv.flat[0], a.dtype)._node
+            return Array(_place(base, a._node, tuple(int(w) for w in widths[:, 0])))
         out = a
         for ax in range(a.ndim):
             lo, hi = int(widths[ax, 0]), int(widths[ax, 1])

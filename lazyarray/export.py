@@ -191,7 +191,8 @@ def _lower(e: Emitter, m: Module, ins: Instr, xs: list[Value], vals: list) -> Va
         chain = _concat_parts(m, ins)
         if chain is not None:
             return _concatenate(e, m, chain, vals)
-        return _update(e, xs[0], xs[1], ins.attr("offset"), ins.attr("strides"))
+        return _update(e, xs[0], xs[1], ins.attr("offset"), ins.attr("strides"),
+                       _scalar_const(m, ins.operands[0]))
     raise UnsupportedOpError(f"StableHLO export: instruction '{op}' is not supported")
 
 
@@ -390,13 +391,20 @@ def _boxed_value(e: Emitter, base: Value, value: Value, mapping, starts, steps):
     return e.reshape(v, tuple(counts)), starts, steps
 
 
-def _update(e: Emitter, base: Value, value: Value, offset: int, strides) -> Value:
+def _update(e: Emitter, base: Value, value: Value, offset: int, strides, fill=None) -> Value:
+    """A write; `fill`: the base's value when it is one broadcast scalar (a box written into
+    it is a `pad` of the value, as `np.pad` with one constant)."""
     if math.prod(value.shape) == 0:
         return base
     box = _box(base.shape, value.shape, offset, strides)
     if box is None:
         return _scatter(e, base, value, offset, strides)
     v, starts, steps = _boxed_value(e, base, value, *box)
+    if fill is not None:
+        high = [n - (s + (c - 1) * t + 1) for n, s, c, t in zip(base.shape, starts, v.shape,
+                                                                 steps, strict=True)]
+        return e.pad(v, e.constant(np.asarray(fill, dtype=base.dtype)), starts, high,
+                     [t - 1 for t in steps])
     if all(s == 1 for s in steps):
         idx = [e.constant(np.asarray(s, dtype=np.int64)) for s in starts]
         return e.op("dynamic_update_slice", [base, v, *idx], base.shape, base.dtype)

@@ -199,3 +199,105 @@ def test_array_keeps_the_layout_of_a_source_as_numpy_does(compiled):
     assert got.flags.f_contiguous == np.array(fortran).flags.f_contiguous == True  # noqa: E712
     np.testing.assert_array_equal(got, grid)
     assert pool.owns(np.asarray(la.array(grid)))
+
+
+# ---- writes that tile their base: no fill, copies on all threads ---------------------------
+
+_BIG = (300, 200)  # 480 KB of float64: copied by the parallel loops
+
+
+def _joined(xp, a, b, how):
+    return {
+        "concatenate": lambda: xp.concatenate([a, b]),
+        "concatenate axis 1": lambda: xp.concatenate([a, b], axis=1),
+        "concatenate axis -1 of 3-d": lambda: xp.concatenate(
+            [a.reshape(30, 10, 200), b.reshape(30, 10, 200)], axis=-1),
+        "stack axis 1": lambda: xp.stack([a, b], axis=1),
+        "block": lambda: xp.block([[a, b], [b, a]]),
+        "hstack of views": lambda: xp.hstack([a[::2], b[1::2, ::-1]]),
+        "roll axis 1": lambda: xp.roll(a, 7, axis=1),
+        "roll flat": lambda: xp.roll(a, -3),
+        "pad": lambda: xp.pad(a, ((2, 3), (4, 1))),
+        "pad value": lambda: xp.pad(a, 2, constant_values=-1.5),
+        "empty part": lambda: xp.concatenate([a[:0], b, a[:, :0].reshape(0, 200)]),
+        "int cast": lambda: xp.concatenate([a.astype(np.int32), b.astype(np.int16)], axis=1),
+    }[how]()
+
+
+@pytest.mark.parametrize("how", ["concatenate", "concatenate axis 1", "concatenate axis -1 of 3-d",
+                                 "stack axis 1", "block", "hstack of views", "roll axis 1",
+                                 "roll flat", "pad", "pad value", "empty part", "int cast"])
+def test_joins_match_numpy_and_leave_no_fill(compiled, how):
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(_BIG), rng.standard_normal(_BIG)
+    want = _joined(np, a, b, how)
+    got = _joined(la, la.asarray(a), la.asarray(b), how)
+    report = la.explain(got)
+    out = np.asarray(got)
+    assert out.dtype == want.dtype and out.shape == want.shape
+    np.testing.assert_array_equal(out, want)
+    if how in ("pad", "pad value"):  # one write into the constant: its border copied
+        assert report.updates == ["copy"]
+    else:  # the first write of the chain leaves its buffer unfilled, the rest go in place
+        assert report.updates[0] == "new" and set(report.updates[1:]) <= {"in place", "new"}
+
+
+def test_a_chain_whose_later_write_reads_the_new_version_fills_it_first(compiled):
+    """`a[5:] = a[:5] * 2` reads the first write's result outside its region: the chain does
+    not tile the base unread, so the zeros are copied (a fill left out would read garbage)."""
+    a = la.zeros(2 * N)
+    a[:N] = 1.0
+    a[N:] = a[:N] * 2 + a[N:]
+    report = la.explain(a)
+    assert "new" not in report.updates
+    want = np.concatenate([np.ones(N), np.full(N, 2.0)])
+    np.testing.assert_array_equal(np.asarray(a), want)
+
+
+def test_covering_updates_needs_disjoint_boxes():
+    """Two writes of the same half do not tile the base even though their sizes add up."""
+    from lazyarray.runtime.executor import _tiles
+
+    assert _tiles([[(0, 1, 2), (0, 1, 3)], [(2, 1, 2), (0, 1, 3)]], (4, 3))
+    assert not _tiles([[(0, 1, 2), (0, 1, 3)], [(0, 1, 2), (0, 1, 3)]], (4, 3))
+    assert not _tiles([[(0, 1, 2), (0, 1, 3)]], (4, 3))
+    assert _tiles([[(0, 1, 4), (0, 1, 1)], [(0, 1, 4), (1, 1, 2)]], (4, 3))
+
+
+@pytest.mark.parametrize("layout", ["rows", "3-d merged", "single row", "reversed rows",
+                                    "strided rows", "overlapping", "0-size"])
+def test_copy_rows_copies_exactly_the_layouts_it_takes(layout):
+    from lazyarray.backends import numba_cpu
+
+    rng = np.random.default_rng(3)
+    big = rng.integers(0, 1 << 30, (40, 6, 50)).astype(np.int64)
+    src, region, taken = {
+        "rows": (big[:, 0, :], lambda d: d[:, 0, 10:60], True),
+        "3-d merged": (big, lambda d: d[:, :, 5:55], True),
+        "single row": (big[:1, 0, :], lambda d: d[:1, 0, :50], True),
+        "reversed rows": (big[::-1, 0, :], lambda d: d[:, 0, :50], False),
+        "strided rows": (big[:, 0, ::2], lambda d: d[:, 0, :25], False),
+        "overlapping": (big[:, 0, :],
+                        lambda d: np.lib.stride_tricks.as_strided(d, (40, 50), (8, 8)), False),
+        "0-size": (big[:0, 0, :], lambda d: d[:0, 0, :50], False),
+    }[layout]
+    dst_base = np.zeros((40, 6, 80), np.int64)
+    done = numba_cpu.copy_rows(region(dst_base), src)
+    if numba_cpu._thread_controls() is None:  # (the workqueue layer: NumPy copies instead)
+        assert not done
+        return
+    assert done == taken
+    want = np.zeros_like(dst_base)
+    if taken:
+        region(want)[...] = src
+    np.testing.assert_array_equal(dst_base, want)  # the region, and nothing outside it
+
+
+def test_fused_writes_that_tile_a_new_array_leave_it_unfilled(compiled):
+    x, y = np.linspace(-1, 1, N), np.arange(N, dtype=np.float64)
+    a = la.zeros(2 * N)
+    a[:N] = la.asarray(x) * 2
+    a[N:] = la.sqrt(la.asarray(y)) + 1
+    report = la.explain(a)
+    assert report.updates == ["new", "in place"] and report.num_kernels == 2
+    np.testing.assert_array_equal(np.asarray(a), np.concatenate([x * 2, np.sqrt(y) + 1]))

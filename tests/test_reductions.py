@@ -485,23 +485,27 @@ def test_vector_lane_reductions_nan_inf(compiled):
     assert np.isnan(np.asarray(la.asarray(y).sum()))
 
 
-@pytest.mark.parametrize("shape", [(1000, 8), (100_003, 3), (37, 5)])
+@pytest.mark.parametrize("shape", [(1000, 8), (100_003, 3), (37, 5), (1000, 16), (100, 1000),
+                                   (5000, 300), (31, 2000)])
 def test_column_sum_row_lanes_order(compiled, shape):
-    """The documented order of a column sum (`X.sum(axis=0)`): fixed chunks of rows, row i
-    of chunk c into partial row 4c + (i - start of c) mod 4, then the partial rows added in
+    """The documented order of a column sum (`X.sum(axis=0)`): fixed chunks of at least
+    CHUNK_ROWS rows, row i of chunk c into partial row lanes*c + (i - start of c) mod lanes
+    (4 lanes for rows narrower than LANES_BELOW, else 1), then the partial rows added in
     order: bit for bit, so it does not depend on the thread count."""
-    from lazyarray.codegen.cpu import ROW_LANES
+    from lazyarray.codegen.cpu import LANES_BELOW, ROW_LANES
     from lazyarray.runtime.executor import _nchunks
 
     x = np.random.default_rng(4).uniform(-3, 3, shape)
     got = np.asarray(la.asarray(x).sum(axis=0))
     n, k = shape
     chunks = _nchunks(shape, (k,))
-    part = np.zeros((chunks * ROW_LANES, k))
+    assert chunks == max(1, min(64, n // 32))
+    lanes = ROW_LANES if k < LANES_BELOW else 1
+    part = np.zeros((chunks * lanes, k))
     for c in range(chunks):
         lo, hi = c * n // chunks, (c + 1) * n // chunks
         for i in range(lo, hi):
-            r = c * ROW_LANES + (i - lo) % ROW_LANES
+            r = c * lanes + (i - lo) % lanes
             part[r] = part[r] + x[i]
     want = part[0]
     for r in range(1, len(part)):

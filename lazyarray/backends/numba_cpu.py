@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import math
 import os
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import weakref
 
 import numba
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from lazyarray import stats
 from lazyarray.backends import vector_width
@@ -207,3 +209,46 @@ def copy_contiguous(dst: np.ndarray, src: np.ndarray) -> None:
 def _copy_bytes(src, dst):
     for i in numba.prange(src.size):
         dst[i] = src[i]
+
+
+def copy_rows(dst: np.ndarray, src: np.ndarray) -> bool:
+    """dst[...] = src for two arrays of one shape and dtype whose rows (last axis) are
+    contiguous and whose other axes merge into one of positive stride (a column block of a
+    C-ordered array: `concatenate(axis=1)`, `roll`, `block`): each row's bytes on all
+    threads. False, copying nothing, for any other layout."""
+    if _thread_controls() is None or src.ndim < 2:
+        return False
+    rows = [_row_layout(a) for a in (src, dst)]
+    if None in rows:
+        return False
+    (s_stride, s_flat), (d_stride, d_flat) = rows
+    _copy_row_bytes(s_flat, s_stride, d_flat, d_stride, math.prod(src.shape[:-1]),
+                    src.shape[-1] * src.itemsize)
+    return True
+
+
+def _row_layout(a: np.ndarray):
+    """(byte stride between rows, the bytes from the first row's start to the last row's
+    end as a flat uint8 array) when `a`'s rows are contiguous and its leading axes merge
+    into one of a stride no shorter than a row; else None."""
+    item, st, shape = a.itemsize, a.strides, a.shape
+    width = shape[-1] * item
+    if 0 in shape or (st[-1] != item and shape[-1] > 1):
+        return None
+    lead = [(n, s) for n, s in zip(shape[:-1], st[:-1], strict=True) if n > 1]
+    if any(s0 != s1 * n1 for (_, s0), (n1, s1) in zip(lead, lead[1:])):
+        return None
+    row = lead[-1][1] if lead else width
+    if row < width:
+        return None
+    span = (math.prod(shape[:-1]) - 1) * row + width
+    first = as_strided(a, (shape[-1],), (item,))  # the first row, as a plain array
+    return row, as_strided(first.view(np.uint8), (span,), (1,))
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _copy_row_bytes(src, s_row, dst, d_row, rows, width):
+    for r in numba.prange(rows):
+        a, b = np.uint64(r * s_row), np.uint64(r * d_row)
+        for k in range(np.uint64(width)):
+            dst[b + k] = src[a + k]

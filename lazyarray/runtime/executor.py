@@ -24,7 +24,7 @@ import numpy as np
 from lazyarray import config, stats
 from lazyarray.runtime import background
 from lazyarray.codegen.cpu import (CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode,
-                                   partial_rows, render)
+                                   has_row_lanes, render, row_lanes)
 from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
@@ -34,7 +34,7 @@ from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import blas, diskcache, pool
 from lazyarray.passes.rows import row_space
 from lazyarray.runtime.layout import Launch, moment_blocks, plan, span
-from lazyarray.storage import apply_update, copy_outside, strided_view
+from lazyarray.storage import box, copy_outside, strided_view
 
 log = logging.getLogger("lazyarray")
 
@@ -45,6 +45,7 @@ PARALLEL_MIN = 1 << 15  # iterations below which a kernel runs serially (thread 
 PARALLEL_MIN_AFTER_BLAS = 1 << 17
 VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
+CHUNK_ROWS = 32  # rows per chunk at least, where each chunk has partials of a row's length
 
 
 @dataclass
@@ -173,7 +174,14 @@ def _has(comp: Module, launch: Launch) -> bool:
 
 
 def _nchunks(sizes, kept) -> int:
-    return max(1, min(sizes[0], MAX_CHUNKS, (1 << 22) // max(1, math.prod(kept))))
+    """Chunks of dim 0 of a chunked reduction: fixed by the shape (deterministic sums). Where
+    rows are kept (`X.sum(axis=0)`), a chunk spans CHUNK_ROWS rows or more, so that its
+    partials stay small beside its input (a (100, 10000) column sum with 64 chunks of
+    4 partial rows: 2.7 ms, NumPy's 0.27; with 3 chunks, 0.2 ms)."""
+    if not kept:
+        return max(1, min(sizes[0], MAX_CHUNKS))
+    rows = sizes[0] // CHUNK_ROWS
+    return max(1, min(rows, MAX_CHUNKS, (1 << 22) // max(1, math.prod(kept))))
 
 
 def _inits(comp: Module) -> list:
@@ -206,12 +214,14 @@ def _kernel_args(comp: Module, launch: Launch, store=None) -> tuple[list, list, 
     inits = []
     if spec.kind == "reduce":
         inits = _inits(comp)
-        nparts = _nchunks(sizes, kept) * partial_rows(spec) if spec.chunked else 1
+        lanes = row_lanes(spec, math.prod(kept))
+        nparts = _nchunks(sizes, kept) * lanes if spec.chunked else 1
         shape = (nparts, *kept) if partial_mode(spec) else (1,)
         head += [np.full(shape, init, init.dtype) for init in inits]
     tail = [*launch.scalars, *launch.flat_strides, *sizes]
     if spec.kind == "reduce":
         tail += [*inits, _nchunks(sizes, kept) if spec.chunked else 1]
+        tail += [lanes] if has_row_lanes(spec) else []
     if spec.kind == "scan":
         ins = next(i for i in comp.instrs if i.opcode == "scan")
         name = ins.attr("to_apply")
@@ -437,17 +447,20 @@ def _interpret(comp: Module, operands: list) -> list:
 
 
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
-               serial: bool = False, donors: tuple = (), regen: dict | None = None) -> list:
+               serial: bool = False, donors: tuple = (), regen: dict | None = None,
+               fresh: bool = False) -> list:
     """Run one fusion on NumPy operands (`serial`: never the parallel kernel, for callers that
     already run one fusion per thread, such as the dask backend's chunk tasks).
 
     An update fusion writes its base's new version; `donors` holding the base's operand
-    index lets it write into the base's own buffer (see `_store`). `regen`: for donors of a
+    index lets it write into the base's own buffer (see `_store`); `fresh`: the writes that
+    follow overwrite every element outside its region (`_covering_updates`), so a new
+    version's buffer is left uninitialized there. `regen`: for donors of a
     fusion that owes NumPy's exact warnings, the operands of the matrix product each is the
     result of: a flagged launch computes them again for its recheck (`_regenerated`)."""
     comp: Module = ins.value
     if ins.attr("kind") == "update":
-        return _run_update(ins, operands, trace, dry, serial, donors)
+        return _run_update(ins, operands, trace, dry, serial, donors, fresh)
     in_place = bool(donors) and ins.attr("kind") == "loop"
     lkey = None if dry else _layout_key(operands, serial, in_place)
     if lkey is not None:
@@ -508,7 +521,7 @@ def _update_launch(comp: Module, operands: list, lkey: tuple | None) -> Launch:
 
 
 def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, serial: bool,
-                donors: tuple) -> list:
+                donors: tuple, fresh: bool = False) -> list:
     """An update fusion: one kernel computes the written value and stores it in the region."""
     comp: Module = ins.value
     root = comp.instrs[comp.outputs[0]]
@@ -520,9 +533,10 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     # the interpreter (codegen declined, or an empty region) returns a new array
     inplace = (k in donors and entry.source is not None and not launch.empty
                and not _hazard(launch, base))
+    fresh = fresh and not inplace
     record = None
     if trace is not None:
-        trace.updates.append("in place" if inplace else "copy")
+        trace.updates.append(_write_kind(inplace, fresh))
         status = "interpreted" if entry.source is None or launch.empty else (
             "hit" if hit and entry.kernel is not None else "miss")
         record = KernelRecord(f"fusion.{len(trace.kernels)}", "update", entry.key, status,
@@ -538,7 +552,7 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
         if entry.source is None or launch.empty:
             return _run_fusion(comp, operands, launch, entry, hit, None, serial)
         return _run_fusion(comp, operands, launch, entry, hit, None, serial,
-                           store=_store(comp, launch, base, inplace))
+                           store=_store(comp, launch, base, inplace, fresh))
     finally:
         if record is not None:
             record.seconds = time.perf_counter() - t0
@@ -565,15 +579,17 @@ def _hazard(launch: Launch, base: np.ndarray) -> bool:
     return False
 
 
-def _store(comp: Module, launch: Launch, base: np.ndarray, inplace: bool):
-    """(the new version's buffer, the region of it the kernel stores into, canonical)."""
+def _store(comp: Module, launch: Launch, base: np.ndarray, inplace: bool, fresh: bool = False):
+    """(the new version's buffer, the region of it the kernel stores into, canonical);
+    `fresh`: the rest of a new buffer is written later (`_covering_updates`): not copied."""
     root = comp.instrs[comp.outputs[0]]
     if inplace:
         out = _writable(base)
     else:
         out = pool.empty(base.shape, base.dtype)
-        copy_outside(out, base, root.attr("offset"), comp.instrs[root.operands[1]].shape,
-                     root.attr("strides"))
+        if not fresh:
+                    copy_outside(out, base, root.attr("offset"),
+                             comp.instrs[root.operands[1]].shape, root.attr("strides"))
     offset, st = launch.region
     if launch.spec.flat_store:  # from the region's first element to its last
         return out, out.reshape(-1)[offset:offset + span(launch.sizes, st)]
@@ -844,6 +860,83 @@ def _uses(m: Module) -> tuple[list[int], list[list[int]]]:
     return known
 
 
+def _write_kind(inplace: bool, fresh: bool) -> str:
+    """explain()'s word for a write: into its old version's buffer, into a new buffer with the
+    old version copied outside the region, or into a new buffer left unfilled there."""
+    return "in place" if inplace else "new" if fresh else "copy"
+
+
+def _update_region(m: Module, i: int):
+    """(base operand, offset, strides, region shape) of instruction i when it is a write
+    (an `update`, or an update fusion whose value does not read its base); else None."""
+    ins = m.instrs[i]
+    if ins.opcode == "update":
+        return (ins.operands[0], ins.attr("offset"), ins.attr("strides"),
+                m.instrs[ins.operands[1]].shape)
+    if ins.opcode != "fusion" or ins.attr("kind") != "update":
+        return None
+    comp = ins.value
+    root = comp.instrs[comp.outputs[0]]
+    p = root.operands[0]
+    if any(p in c.operands for j, c in enumerate(comp.instrs) if j != comp.outputs[0]):
+        return None  # the value reads the old version
+    return (ins.operands[comp.instrs[p].attr("index")], root.attr("offset"),
+            root.attr("strides"), comp.instrs[root.operands[1]].shape)
+
+
+_covering: dict[Module, frozenset] = {}
+
+
+def _covering_updates(m: Module) -> frozenset:
+    """The writes of `m` whose base is overwritten everywhere before anyone reads the new
+    version: the chain of writes that starts there (each the one reader of the previous,
+    reading it only as its base) stores disjoint boxes that tile the whole array
+    (`concatenate`, `stack`, `block`). Their new buffer needs no copy of the old version:
+    NumPy's concatenate of two 10^6 arrays in 1.1 ms, against 1.9 ms with a zero fill first.
+    Memoized per module."""
+    known = _covering.get(m)
+    if known is not None:
+        return known
+    readers: list[list[int]] = [[] for _ in m.instrs]
+    for j, ins in enumerate(m.instrs):
+        for o in ins.operands:
+            readers[o].append(j)
+    found = set()
+    for i in range(len(m.instrs)):
+        r = _update_region(m, i)
+        if r is None:
+            continue
+        shape, boxes, j = m.instrs[r[0]].shape, [], i
+        while r is not None:
+            b = box(shape, r[1], r[3], r[2])
+            if b is None or any(step != 1 for _, step, _ in b):
+                break
+            boxes.append(b)
+            if _tiles(boxes, shape):
+                found.add(i)
+                break
+            if j in m.outputs or len(readers[j]) != 1:
+                break
+            k = readers[j][0]
+            r = _update_region(m, k)
+            if r is not None and r[0] != j:
+                break
+            j = k
+    if len(_covering) >= PREPARED_COMPUTATIONS:
+        _covering.clear()
+    known = _covering[m] = frozenset(found)
+    return known
+
+
+def _tiles(boxes: list, shape) -> bool:
+    """Do these boxes (per axis (start, 1, count)) cover `shape` exactly, without overlap?"""
+    if sum(math.prod(c for _, _, c in b) for b in boxes) != math.prod(shape):
+        return False
+    return all(any(s0 + c0 <= s1 or s1 + c1 <= s0 for (s0, _, c0), (s1, _, c1)
+                   in zip(a, b, strict=True))
+               for k, a in enumerate(boxes) for b in boxes[k + 1:])
+
+
 _LEAN_OPS = frozenset({"parameter", "fusion", "get-tuple-element"})
 _lean: dict[Module, bool] = {}
 
@@ -899,6 +992,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
     observe (their buffers may be donated, written in place, at their last use)."""
     vals: list = [None] * len(m.instrs)
     last_use, dead = _uses(m)
+    covering = _covering_updates(m)
     calls: dict = {}  # multi-result library calls: run once
     products: dict = {}  # a dot's instruction -> its operands (`_regenerated`)
     for i, ins in enumerate(m.instrs):
@@ -923,7 +1017,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             serial = any(m.instrs[o].opcode == "dot" and vals[o].size < PARALLEL_MIN_AFTER_BLAS
                          for o in ins.operands)
             out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, serial=serial,
-                             donors=donors, regen=regen or None)
+                             donors=donors, regen=regen or None, fresh=i in covering)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
@@ -945,13 +1039,17 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         elif op == "update":
             base, value = (vals[o] for o in ins.operands)
             inplace = _donatable(m, i, ins.operands[0], last_use, base, free)
+            fresh = not inplace and i in covering
             if trace is not None:
-                trace.updates.append("in place" if inplace else "copy")
+                trace.updates.append(_write_kind(inplace, fresh))
             if dry:
                 vals[i] = _writable(base) if inplace else np.empty(base.shape, base.dtype)
-            else:
-                vals[i] = apply_update(_writable(base) if inplace else base, value,
-                                       ins.attr("offset"), ins.attr("strides"), inplace=inplace)
+            else:  # the new version: the old one's buffer, or a new one (`_store`)
+                offset, strides = ins.attr("offset"), ins.attr("strides")
+                out = _writable(base) if inplace else pool.empty(base.shape, base.dtype)
+                if not (inplace or fresh):
+                    copy_outside(out, base, offset, value.shape, strides)
+                vals[i] = pool.place(out, value, offset, strides)
                 stats.bump("updates_in_place" if inplace else "updates_copied")
         else:
             raise AssertionError(f"unfused {op} at top level")

@@ -118,3 +118,23 @@ def copy(a: np.ndarray, dtype=None) -> np.ndarray:
     else:  # a cast or a strided source: NumPy's loop (the pooled pages still fault no more)
         np.copyto(out, a, casting="unsafe")
     return out
+
+
+def place(out: np.ndarray, value: np.ndarray, offset: int, strides) -> np.ndarray:
+    """`out` (C-contiguous) with `value` written into the region `offset + sum(i_k *
+    strides_k)` of its flat elements; a large region of the same dtype is copied by all
+    threads when both are contiguous (`copy`) or made of contiguous rows (a column block)."""
+    from lazyarray.storage import strided_view
+
+    view = strided_view(out.reshape(-1), offset, value.shape, strides)
+    if (type(value) is np.ndarray and value.nbytes >= MIN_BYTES and value.dtype == out.dtype
+            and value.dtype.isnative and value.dtype.kind in "biufc"):
+        from lazyarray.backends import numba_cpu
+
+        if view.flags.c_contiguous and value.flags.c_contiguous:
+            numba_cpu.copy_contiguous(view, value)
+            return out
+        if numba_cpu.copy_rows(view, value):
+            return out
+    view[...] = value
+    return out
