@@ -662,6 +662,21 @@ def _einsum_parse(subscripts: str, shapes) -> tuple[list[str], str]:
     return out_terms, out
 
 
+def _broadcast_product(a, t: str, b, u: str, batch, free_a, free_b, contract):
+    """sum over `contract` of a * b, as an array over batch + free_a + free_b (einsum)."""
+    def laid_out(x, labels, free, ones):
+        order = [labels.index(c) for c in batch + free + contract]
+        x = x.transpose(order) if order != sorted(order) else x
+        at = len(batch) + (len(free) if ones == "after free" else 0)
+        n1 = len(free_b) if ones == "after free" else len(free_a)
+        return x.reshape(x.shape[:at] + (1,) * n1 + x.shape[at:]) if n1 else x
+
+    prod = laid_out(a, t, free_a, "after free") * laid_out(b, u, free_b, "after batch")
+    if not contract:
+        return prod
+    return prod.sum(axis=tuple(range(prod.ndim - len(contract), prod.ndim)))
+
+
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """Einstein summation (numpy.einsum) lowered to lazy diagonals, sums, broadcasts and
     matrix products (dot), so the elementwise work around it fuses."""
@@ -720,9 +735,17 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         contract = [c for c in t if c in u and c not in keep_after]
         free_a = [c for c in t if c not in u]
         free_b = [c for c in u if c not in t]
+        nb = len(batch)
+        if not contract or nb and not (free_a and free_b):
+            # an outer product, or one dot (or matrix-vector product) per batch element:
+            # the product broadcast, then summed over `contract` -- one fused kernel, where
+            # matmul made one small BLAS call per batch element ('ij,ij->i' of (1000, 1000):
+            # 0.51 ms against NumPy's 0.29)
+            acc = _broadcast_product(acc, t, b, u, batch, free_a, free_b, contract)
+            t = "".join(batch + free_a + free_b)
+            continue
         A = acc.transpose([t.index(c) for c in batch + free_a + contract])
         B = b.transpose([u.index(c) for c in batch + contract + free_b])
-        nb = len(batch)
         bshape = tuple(builtins.max(A.shape[i], B.shape[i]) for i in range(nb))
         ka = math.prod(A.shape[nb + len(free_a):])
         A2 = la.broadcast_to(A, bshape + A.shape[nb:]).reshape(

@@ -22,8 +22,9 @@ def _arr(a) -> Array:
 
 def _index_node(indices, func: str) -> Node:
     """Integer indices as a node: computed values as a buffer (checkable now), lazy as is."""
-    if isinstance(indices, Array) and not indices._storage.node.realized:
-        node = indices._node
+    if isinstance(indices, Array) and (not indices._storage.node.realized
+                                       or indices._node.op == "buffer"):
+        node = indices._node  # pending, or a computed array's own buffer (bounds remembered)
     else:
         v = np.asarray(indices)
         if v.size == 0 and v.dtype.kind not in "biu":

@@ -188,6 +188,14 @@ CASES.update({  # functions composed of lazy operations (lazyarray/_composite.py
     "einsum_implicit": lambda xp, A: xp.einsum("ij,kj", A(X), A(I)),
     "einsum_rowdot": lambda xp, A: xp.einsum("ij,ij->i", A(X), A(X)),
     "einsum_int": lambda xp, A: xp.einsum("ij,ik->jk", A(I), A(Y)),
+    # batched dots, matrix-vector products and outer products: broadcast product and sum
+    "einsum_bmv": lambda xp, A: xp.einsum("bij,bj->bi", A(X.reshape(2, 2, 5)), A(X[:2])),
+    "einsum_bvm": lambda xp, A: xp.einsum("bi,bij->bj", A(X[:2, :2]), A(X.reshape(2, 2, 5))),
+    "einsum_bdot_broadcast": lambda xp, A: xp.einsum("bi,bi->b", A(X[:1]), A(X)),
+    "einsum_outer_batch": lambda xp, A: xp.einsum("ij,kj->ikj", A(X), A(X[:3])),
+    "einsum_int8_rowdot": lambda xp, A: xp.einsum("ij,ij->i", A((I * 37).astype(np.int8)),
+                                                  A((I * 91).astype(np.int8))),
+    "einsum_bool_rowdot": lambda xp, A: xp.einsum("ij,ij->i", A(I > 1), A(I < 3)),
     "astype": lambda xp, A: xp.astype(A(X), np.int16),
 })
 
