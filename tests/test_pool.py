@@ -301,3 +301,23 @@ def test_fused_writes_that_tile_a_new_array_leave_it_unfilled(compiled):
     report = la.explain(a)
     assert report.updates == ["new", "in place"] and report.num_kernels == 2
     np.testing.assert_array_equal(np.asarray(a), np.concatenate([x * 2, np.sqrt(y) + 1]))
+
+
+def test_fallbacks_read_computed_arrays_in_place_and_never_write_them():
+    """A NumPy function run on a computed array gets a writeable alias of its memory (NumPy's
+    C functions copy read-only inputs first); the array keeps its values, and what the
+    function hands back never aliases it."""
+    k = np.random.default_rng(5).integers(0, 50, N)
+    a = la.asarray(k)
+    np.asarray(a)
+    np.testing.assert_array_equal(np.asarray(la.bincount(a)), np.bincount(k))
+    before = la.cache_info()["fallbacks"]
+    parts = la.unstack(a.reshape(2, -1))
+    assert la.cache_info()["fallbacks"] == before + 1  # (NumPy's unstack: views of its input)
+    assert not any(np.shares_memory(np.asarray(p), np.asarray(a)) for p in parts)
+    mutated = la.asarray(k.copy())
+    np.asarray(mutated)
+    la.random.default_rng(0).shuffle(mutated)  # a function that writes its argument: a copy
+    assert sorted(np.asarray(mutated).tolist()) == sorted(k.tolist())
+    np.testing.assert_array_equal(np.asarray(a), k)
+    assert not np.asarray(a).flags.writeable
