@@ -73,9 +73,12 @@ def _fallback(func, *args, **kwargs):
     """
     stats.bump("fallbacks")
 
+    seen: list = []  # the computed arrays handed to NumPy (a result may be a view of one)
+
     def conv(x):
         if isinstance(x, Array):
-            return _writable_alias(np.asarray(x))
+            seen.append(np.asarray(x))
+            return _writable_alias(seen[-1])
         if isinstance(x, list):
             return [conv(y) for y in x]
         if isinstance(x, tuple) and not hasattr(x, "_fields"):
@@ -104,7 +107,7 @@ def _fallback(func, *args, **kwargs):
             if isinstance(o, Array):
                 o[...] = v
         return out
-    return _wrap_result(res)
+    return _wrap_result(res, seen)
 
 
 def _writable_alias(v: np.ndarray) -> np.ndarray:
@@ -123,18 +126,28 @@ def _writable_alias(v: np.ndarray) -> np.ndarray:
     return w
 
 
-def _wrap_result(out):
+def _wrap_result(out, inputs=None):
+    """A NumPy function's result as lazyarray's: numeric arrays as Arrays. A view is copied
+    when it may share memory with one of the computed `inputs` (all of them when None), so
+    no result aliases a lazy array's buffer (np.nonzero's index arrays, views of its own
+    result, are not copied)."""
     if isinstance(out, np.ndarray):
         if out.dtype.kind not in "biufc":  # strings, objects, dates: NumPy's own array
             return out
-        return Array(buffer(out.copy() if not out.flags.owndata else out))
+        return Array(buffer(out.copy() if _may_alias(out, inputs) else out))
     if isinstance(out, tuple):
-        items = [_wrap_result(o) for o in out]
+        items = [_wrap_result(o, inputs) for o in out]
         return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
     if isinstance(out, list):  # NumPy arrays, detached from any input (`_writable_alias`)
-        return [o.copy() if isinstance(o, np.ndarray) and not o.flags.owndata else o
+        return [o.copy() if isinstance(o, np.ndarray) and _may_alias(o, inputs) else o
                 for o in out]
     return out
+
+
+def _may_alias(out: np.ndarray, inputs) -> bool:
+    if out.flags.owndata:
+        return False
+    return inputs is None or any(np.may_share_memory(out, a) for a in inputs)
 
 
 _NOARG = object()  # no positional argument given (ufunc.__call__)
