@@ -327,6 +327,23 @@ def test_flat_arg_reductions_find_numpys_index(mode, op, dtype):
         check_reduction(op, x[:3000].reshape(3, 1000, 1)[:, ::3])  # a strided view, flattened
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_row_arg_reductions_in_lanes_find_numpys_index(mode, op, dtype):
+    """argmin/argmax along the last axis of rows of 16 or more run in 16 lanes merged at the
+    end: every row length around the lane count, each case of `_flat_arg_cases` (extremes,
+    ties, NaNs in any lane, signed zeros, infinities) cut into rows, a 3-d array, and along
+    a strided axis (the one-pass scan)."""
+    rng = np.random.default_rng(sum(map(ord, op + dtype)) + 1)
+    for x in _flat_arg_cases(dtype, rng):
+        for width in (16, 17, 31, 32, 33, 250):
+            rows = x[: (len(x) // width) * width].reshape(-1, width)
+            check_reduction(op, rows, axis=1)
+            check_reduction(op, rows[:, ::-1], axis=-1)
+        check_reduction(op, x[:3000].reshape(3, 20, 50), axis=2)
+        check_reduction(op, x[:3000].reshape(100, 30), axis=0)
+
+
 @pytest.mark.parametrize("op", REDUCTIONS)
 def test_large_reductions(mode, op):
     """Large enough to be split across threads/chunks: partial results must

@@ -37,7 +37,7 @@ from lazyarray.runtime.layout import Spec
 # pass would read an input its output overwrote; 24: argmax/argmin in two passes (the extreme,
 # then its first index), tanh, sinh, cosh, log2, log10, arctanh, arcsinh, arccosh, cbrt as
 # lazyarray's own (`_h.tanh`, ...)
-CODEGEN_VERSION = 26
+CODEGEN_VERSION = 27
 
 
 class Unsupported(Exception):
@@ -1102,7 +1102,48 @@ def _render_argreduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
                    f"        best = {v}",
                    f"        bi = i{last}",
                    f"out0[{kidx}] = bi"])
+        arrays = [d for _, d in spec.loads if d is not None]
+        unit = [f"a{k}.strides[-1] == a{k}.itemsize" for k, d in enumerate(arrays)
+                if last in d]  # the lanes read rows along memory, not down columns
+        if dtype.kind in "fiu" and not spec.tables:
+            scan = [f"if n{last} >= {ARG_LANES}{''.join(' and ' + u for u in unit)}:",
+                    *_indent(_arg_lanes(body, v, last, better, dtype, kidx), 1),
+                    "else:", *_indent(scan, 1)]
     lines = []
     for d in range(last):
         lines.append("    " * d + f"for i{d} in {'prange' if d == 0 else 'range'}(n{d}):")
     return _indent(lines, 1) + _indent(scan, last + 1)
+
+
+ARG_LANES = 16  # lanes of a row's argmax/argmin (`_arg_lanes`)
+
+
+def _arg_lanes(body: list[str], v: str, last: int, better: str, dtype, kidx: str) -> list[str]:
+    """argmax/argmin of one row (dim `last`, at least ARG_LANES long) in ARG_LANES lanes:
+    element q goes to lane q mod ARG_LANES, which keeps its extreme and the first index
+    holding it (a NaN is taken over a number and kept: the first NaN), a block of lanes at
+    a time in a loop of selects without a carried branch, which LLVM vectorizes; the lanes
+    are then merged, ties to the smaller index, so the answer is NumPy's first occurrence.
+    (1000, 1000) float64 along axis 1: 0.55 ms in one scalar pass, NumPy 0.29.)"""
+    t, L = np_type(dtype), ARG_LANES
+    nan = dtype.kind == "f"
+    take = f"({v} {better} b)" + (f" | (({v} != {v}) & (b == b))" if nan else "")
+    i = f"i{last}"
+    out = [f"bv = np.empty({L}, {t})", f"bx = np.empty({L}, np.int64)",
+           f"for l in range({L}):", f"    {i} = np.uint64(l)", *_indent(body, 1),
+           f"    bv[l] = {v}", "    bx[l] = l",
+           f"for qb in range({L}, n{last}, {L}):",
+           f"    for l in range(min({L}, n{last} - qb)):",
+           f"        {i} = np.uint64(qb + l)", *_indent(body, 2),
+           "        b = bv[l]", f"        take = {take}",
+           f"        bv[l] = {v} if take else b", "        bx[l] = qb + l if take else bx[l]",
+           "best = bv[0]", "bi = bx[0]", f"for l in range(1, {L}):", "    c = bv[l]",
+           "    j = bx[l]"]
+    if nan:
+        out += ["    if best != best:", "        if c != c and j < bi:", "            bi = j",
+                "    elif c != c or c " + better + " best or (c == best and j < bi):",
+                "        best = c", "        bi = j"]
+    else:
+        out += [f"    if c {better} best or (c == best and j < bi):", "        best = c",
+                "        bi = j"]
+    return out + [f"out0[{kidx}] = bi"]
