@@ -941,3 +941,26 @@ def test_maximum_minimum_clip_bit_for_bit(dtype):
         assert np.array_equal(got.view(ib), np.clip(a, b, c).view(ib))
         got = np.asarray(la.clip(la.asarray(a), dtype(0.1), dtype(0.3)))
         assert np.array_equal(got.view(ib), np.clip(a, dtype(0.1), dtype(0.3)).view(ib))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("eager", [True, False], ids=["eager", "compiled"])
+def test_pow_by_scalars_takes_ndarray_pows_fast_paths(dtype, eager):
+    """x ** 2, 0.5, -1 and 1 are square, sqrt, reciprocal and positive in NumPy's operator,
+    whose bits differ from pow's (x*x, 1/x, a complex 1/z); on complex arrays only for a
+    Python int exponent, or the float 0.5; NumPy scalar exponents promote first. Bit for
+    bit, signed zeros, infinities and NaN included."""
+    rng = np.random.default_rng(12)
+    x = np.concatenate([[-0.0, 0.0, -np.inf, np.inf, -2.0, 2.0, np.nan, 1e-310, 3.0],
+                        np.exp(rng.uniform(-30, 30, 1500))])
+    if dtype.startswith("complex"):
+        x = x + 1j * np.exp(rng.uniform(-5, 5, x.size)) * rng.choice([-1, 1], x.size)
+    x = x.astype(dtype)
+    exps = [-1, 1, -1.0, 1.0, 2, 2.0, 0.5, np.float64(-1), np.int64(1), np.float64(2),
+            np.float32(0.5), np.int8(2), np.float64(0.5), np.float16(2)]
+    with np.errstate(all="ignore"), la.options(**({} if eager else {"eager_threshold": 0})):
+        for e in exps:
+            got, want = np.asarray(la.asarray(x) ** e), x ** e
+            assert got.dtype == want.dtype, (e, got.dtype, want.dtype)
+            np.testing.assert_array_equal(got, want, err_msg=repr(e))
+            assert np.array_equal(np.signbit(got.real), np.signbit(want.real)), repr(e)
