@@ -755,7 +755,8 @@ def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
 
 VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
          "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "log2": np.log2, "log10": np.log10,
-         "arctanh": np.arctanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "cbrt": np.cbrt}
+         "arctanh": np.arctanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "cbrt": np.cbrt,
+         "arctan": np.arctan}
 TRIG_BIG = 2.0 ** 30  # numba_scalar.TRIG_BIG: above it sin/cos take libm (the fix-up pass)
 VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310,
                2.2250738585072014e-308, 1.4901161193847656e-08, 1.49e-08, 1e-300, 1.0, -1.0,
@@ -810,6 +811,10 @@ def _vmath_inputs(name, dtype, n=100_000):
                  np.exp(rng.uniform(-745, 3, n)) * rng.choice([-1, 1], n),
                  [22.0, 21.999999999999996, -22.0, 710.4758600739439, 710.475860073944,
                   711.0, 2.0 ** -28, 2.0 ** -54]]
+    elif name == "arctan":  # each eighth's neighbourhood (the reduction), 1/x above 1, tiny
+        parts = [rng.uniform(-1.1, 1.1, n), np.exp(rng.uniform(-745, 709, n)) * rng.choice(
+            [-1, 1], n), np.arange(-9, 10) / 8.0, np.nextafter(np.arange(-9, 10) / 8.0, 0),
+                 8.0 / np.arange(1, 9), [1 / 16, 3 / 16, 2.0 ** -28, 2.0 ** 54, 2.0 ** 1023]]
     elif name == "log1p":
         parts = [np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
                  rng.uniform(-1, 1, n), rng.uniform(-1e-8, 1e-8, n), -1 - rng.uniform(0, 10, 100),
@@ -830,7 +835,7 @@ def _vmath_inputs(name, dtype, n=100_000):
 @pytest.mark.parametrize("name", sorted(VMATH))
 def test_compiled_vmath_is_within_an_ulp(name, dtype):
     """The CPU kernels' sin, cos, log, log2, log10, log1p, expm1, tanh, sinh, cosh, arcsinh,
-    arccosh, arctanh and cbrt are lazyarray's own (no libm call in the vectorized loop;
+    arccosh, arctanh, cbrt and arctan are lazyarray's own (no libm call in the vectorized loop;
     sin/cos take libm above 2**30 in a fix-up pass): within one ulp of NumPy in float64
     over small, moderate and huge arguments; float32 (computed in float64 and rounded)
     within one ulp of the correctly rounded result, and never more than one ulp further
@@ -854,6 +859,36 @@ def test_compiled_vmath_is_within_an_ulp(name, dtype):
     assert np.array_equal(got[edges], want[edges])  # bit for bit, -0.0 included
     assert np.array_equal(np.signbit(got[edges]), np.signbit(want[edges]))
     assert np.array_equal(np.isinf(got), np.isinf(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_arctan2_is_within_an_ulp(dtype):
+    """arctan2 (lazyarray's own: the quotient as a double-double, then arctan's reduction):
+    within one ulp of NumPy over every quadrant and ratio, and every pair of signed zeros,
+    infinities, NaN, subnormals and extremes bit for bit (NumPy's table of special cases)."""
+    rng = np.random.default_rng(8)
+    n = 100_000
+    mag = lambda k: np.exp(rng.uniform(-k, k, n)) * rng.choice([-1, 1], n)  # noqa: E731
+    y = np.concatenate([rng.standard_normal(n), mag(20), mag(700), rng.uniform(-1, 1, n)])
+    x = np.concatenate([rng.standard_normal(n), mag(20), mag(700), y[-n:] * (
+        1 + rng.uniform(-1e-3, 1e-3, n))])  # (the last: |y| near |x|, the swap's edge)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324, 1e-310,
+                      -1e-310, 1.7976931348623157e308, -1.7976931348623157e308, 3.0])
+    ey, ex = (a.ravel() for a in np.meshgrid(edges, edges))
+    y, x = np.concatenate([y, ey]).astype(dtype), np.concatenate([x, ex]).astype(dtype)
+    with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
+        got = np.asarray(la.arctan2(la.asarray(y), la.asarray(x)))
+        want = np.arctan2(y, x)
+        exact = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(dtype)
+    assert got.dtype == want.dtype
+    assert _ulp_distance(got, exact).max() <= 1
+    d = _ulp_distance(got, want)
+    if dtype == np.float32:
+        d = np.maximum(d - _ulp_distance(want, exact), 0)
+    assert d.max() <= 1, (y[d.argmax()], x[d.argmax()], got[d.argmax()], want[d.argmax()])
+    special = ~(np.isfinite(y) & np.isfinite(x) & (y != 0) & (x != 0))  # 0, inf, NaN
+    assert np.array_equal(got[special], want[special], equal_nan=True)
+    assert np.array_equal(np.signbit(got[special]), np.signbit(want[special]))
 
 
 def test_compiled_log2_of_a_power_of_two_is_exact():

@@ -1,5 +1,5 @@
 """Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log2, log10, log1p,
-expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh, cbrt and NumPy's.
+expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh, cbrt, arctan, arctan2 and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -50,6 +50,13 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
                 "[-25, 25]": rng.uniform(-25, 25, n),
                 "+-exp(U[-745, 3])": np.exp(rng.uniform(-745, 3, n)) * rng.choice([-1, 1], n),
                 "specials": np.array(EDGES + [18.7, 19.06, 20.0, 2.0 ** -28, 2.0 ** -54])}
+    if name == "arctan":
+        eighths = np.arange(-9, 10) / 8.0
+        return {"[-1.1, 1.1]": rng.uniform(-1.1, 1.1, n),
+                "+-exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
+                "k/8 and their neighbours": np.concatenate(
+                    [eighths, np.nextafter(eighths, 0), np.nextafter(eighths, 2)]),
+                "specials": np.array(EDGES + [1 / 16, 3 / 16, 2.0 ** 54])}
     if name == "cbrt":
         return {"+-exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
                 "[-10, 10]": rng.uniform(-10, 10, n),
@@ -107,8 +114,21 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
             "specials": np.array(EDGES)}
 
 
+def pairs(n: int, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """arctan2's (y, x) ranges."""
+    mag = lambda k: np.exp(rng.uniform(-k, k, n)) * rng.choice([-1, 1], n)  # noqa: E731
+    near = rng.uniform(-1, 1, n)
+    edges = np.array(EDGES)
+    ey, ex = (a.ravel() for a in np.meshgrid(edges, edges))
+    return {"N(0, 1) each": (rng.standard_normal(n), rng.standard_normal(n)),
+            "+-exp(U[-20, 20]) each": (mag(20), mag(20)),
+            "+-exp(U[-700, 700]) each": (mag(700), mag(700)),
+            "|y| near |x|": (near, near * (1 + rng.uniform(-1e-3, 1e-3, n))),
+            "specials x specials": (ey, ex)}
+
+
 _FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
-              "cosh", "arctanh", "arcsinh", "arccosh", "cbrt")
+              "cosh", "arctanh", "arcsinh", "arccosh", "cbrt", "arctan", "arctan2")
 
 
 def main() -> None:
@@ -124,10 +144,16 @@ def main() -> None:
     with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
         for name in args.only.split(",") if args.only else _FUNCTIONS:
             ref = getattr(np, name)
-            for label, x64 in ranges(name, args.n, rng).items():
+            cases = pairs(args.n, rng) if name == "arctan2" else ranges(name, args.n, rng)
+            for label, x64 in cases.items():
                 for dtype in (np.float64, np.float32):
-                    x = x64.astype(dtype)
-                    got = np.asarray(getattr(la, name)(la.asarray(x)))
+                    if name == "arctan2":  # (the long double column takes y and x as one)
+                        y, x = (a.astype(dtype) for a in x64)
+                        got = np.asarray(la.arctan2(la.asarray(y), la.asarray(x)))
+                        ref = lambda a, y=y: np.arctan2(y.astype(a.dtype), a)  # noqa: E731
+                    else:
+                        x = x64.astype(dtype)
+                        got = np.asarray(getattr(la, name)(la.asarray(x)))
                     d = ulp(got, ref(x))
                     cr = ""
                     if dtype == np.float32:

@@ -1321,3 +1321,112 @@ def stream_fence(typingctx):
         builder.fence("seq_cst")
         return context.get_dummy_value()
     return types.void(), codegen
+
+
+# arctan(x) and arctan2(y, x) without libm. The argument becomes t in [0, 1] as a
+# double-double (t = |x|, or 1/|x| with the division's remainder by fma; for arctan2,
+# min(|x|, |y|) / max(|x|, |y|) likewise), then t = c + (t - c) around c = k/8, the nearest
+# eighth: atan(t) = atan(c) + atan(u), u = (t - c) / (1 + t c), |u| <= 1/16, with t - c exact
+# (Sterbenz) and u a double-double again. atan(u) is u plus u**3 times its Taylor series in
+# u**2 (terms (-1)**j / (2j + 1)), cut where the next term is below 2**-64 of u (u**16 at
+# |u| <= 1/16); atan(k/8), pi/2 and pi are double-doubles rounded from 200-bit values
+# (mpmath). The quadrant is put back by pi/2 - r and pi - r in double-double, so the one
+# sizable rounding is the last addition: within an ulp of the true value, as NumPy's.
+_ATAN_HI = np.array([0.0, 0.12435499454676144, 0.24497866312686414, 0.35877067027057225,
+                     0.4636476090008061, 0.5585993153435624, 0.6435011087932844,
+                     0.7188299996216245, 0.7853981633974483])
+_ATAN_LO = np.array([0.0, -3.1253241424539383e-18, 1.0698755618734451e-17,
+                     -2.4623815582638635e-17, 2.2698777452961687e-17, -5.4556305485916264e-18,
+                     1.5834785051444286e-17, -2.1478388444456983e-17, 3.061616997868383e-17])
+_HALF_PI = (1.5707963267948966, 6.123233995736766e-17)
+_PI = (3.141592653589793, 1.2246467991473532e-16)
+_ATAN_T = tuple((-1.0) ** j / (2 * j + 1) for j in range(1, 8))
+
+
+def arctan(x):
+    return np.arctan(x)
+
+
+def arctan2(y, x):
+    return np.arctan2(y, x)
+
+
+@numba.njit(inline="always")
+def _atan_unit(th, tl):
+    """atan(th + tl) for 0 <= th <= 1 (tl below th's ulp), as r_hi + r_lo."""
+    c1, c2, c3, c4, c5, c6, c7 = _ATAN_T
+    tc = min(max(th, 0.0), 1.0) if th == th else 0.0  # (a NaN picks entry 0; it stays NaN)
+    k = np.uint64(tc * 8.0 + 0.5)
+    c = np.float64(k) * 0.125
+    d = th - c  # exact
+    nh = d + tl
+    nb = nh - d
+    nl = (d - (nh - nb)) + (tl - nb)  # two-sum: d + tl = nh + nl
+    p = th * c
+    pe = _fma(th, c, -p)
+    dh = 1.0 + p
+    dl = ((1.0 - dh) + p) + pe + tl * c  # 1 + t c = dh + dl
+    uh = nh / dh
+    ul = (_fma(-uh, dh, nh) + nl - uh * dl) / dh
+    z = uh * uh
+    q = _fma(_fma(_fma(_fma(_fma(_fma(c7, z, c6), z, c5), z, c4), z, c3), z, c2), z, c1)
+    ah, al = _ATAN_HI[k], _ATAN_LO[k]
+    sh = ah + uh
+    sb = sh - ah
+    se = (ah - (sh - sb)) + (uh - sb)
+    tail = se + (al + (ul + uh * z * q))
+    rh = sh + tail
+    return rh, tail - (rh - sh)
+
+
+@numba.njit(inline="always")
+def _minus(ch, cl, rh, rl):
+    """(ch + cl) - (rh + rl) rounded once, for ch >= 2 rh > 0 (no cancellation)."""
+    h = ch - rh
+    return h + (((ch - h) - rh) + cl - rl)
+
+
+@overload(arctan, inline="always")
+def _arctan(x):
+    if not _float_arg(x):
+        return lambda x: np.arctan(x)
+
+    def impl(x):
+        v = np.float64(x)
+        a = abs(v)
+        big = a > 1.0
+        th = 1.0 / a if big else a
+        tl = _fma(-th, a, 1.0) / a if big else 0.0
+        tl = tl if a != np.inf else 0.0
+        rh, rl = _atan_unit(th, tl)
+        res = _minus(_HALF_PI[0], _HALF_PI[1], rh, rl) if big else rh + rl
+        res = math.copysign(res, v)
+        return v if v != v else res
+    return impl
+
+
+@overload(arctan2, inline="always")
+def _arctan2(y, x):
+    if not (_float_arg(y) and _float_arg(x)):
+        return lambda y, x: np.arctan2(y, x)
+
+    def impl(y, x):
+        vy, vx = np.float64(y), np.float64(x)
+        ay, ax = abs(vy), abs(vx)
+        swap = ay > ax
+        num, den = (ax, ay) if swap else (ay, ax)
+        both_inf = num == np.inf
+        th = num / den
+        tl = _fma(-th, den, num) / den
+        zero = num == 0.0
+        th = 1.0 if both_inf else (0.0 if zero else th)
+        tl = 0.0 if (both_inf or zero or den == np.inf) else tl
+        rh, rl = _atan_unit(th, tl)
+        h = _HALF_PI[0] - rh  # pi/2 - r as a double-double, when |y| > |x|
+        hl = ((_HALF_PI[0] - h) - rh) + _HALF_PI[1] - rl
+        rh2, rl2 = (h, hl) if swap else (rh, rl)
+        neg = math.copysign(1.0, vx) < 0.0  # x < 0 or x = -0: the other half-plane
+        res = _minus(_PI[0], _PI[1], rh2, rl2) if neg else rh2 + rl2
+        res = math.copysign(res, vy)
+        return vy + vx if (vy != vy or vx != vx) else res
+    return impl
