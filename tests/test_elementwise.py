@@ -756,7 +756,7 @@ def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
 VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
          "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "log2": np.log2, "log10": np.log10,
          "arctanh": np.arctanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "cbrt": np.cbrt,
-         "arctan": np.arctan}
+         "arctan": np.arctan, "arcsin": np.arcsin, "arccos": np.arccos}
 TRIG_BIG = 2.0 ** 30  # numba_scalar.TRIG_BIG: above it sin/cos take libm (the fix-up pass)
 VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310,
                2.2250738585072014e-308, 1.4901161193847656e-08, 1.49e-08, 1e-300, 1.0, -1.0,
@@ -815,6 +815,10 @@ def _vmath_inputs(name, dtype, n=100_000):
         parts = [rng.uniform(-1.1, 1.1, n), np.exp(rng.uniform(-745, 709, n)) * rng.choice(
             [-1, 1], n), np.arange(-9, 10) / 8.0, np.nextafter(np.arange(-9, 10) / 8.0, 0),
                  8.0 / np.arange(1, 9), [1 / 16, 3 / 16, 2.0 ** -28, 2.0 ** 54, 2.0 ** 1023]]
+    elif name in ("arcsin", "arccos"):  # the domain, its ends, tiny, then outside it
+        parts = [rng.uniform(-1, 1, n), (1 - np.exp(rng.uniform(-37, 0, n))) * rng.choice(
+            [-1, 1], n), np.exp(rng.uniform(-745, 0, n)) * rng.choice([-1, 1], n),
+                 rng.uniform(-3, 3, n // 10), [0.5, -0.5, 0.7071067811865476, 2.0 ** -28]]
     elif name == "log1p":
         parts = [np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
                  rng.uniform(-1, 1, n), rng.uniform(-1e-8, 1e-8, n), -1 - rng.uniform(0, 10, 100),
@@ -835,7 +839,7 @@ def _vmath_inputs(name, dtype, n=100_000):
 @pytest.mark.parametrize("name", sorted(VMATH))
 def test_compiled_vmath_is_within_an_ulp(name, dtype):
     """The CPU kernels' sin, cos, log, log2, log10, log1p, expm1, tanh, sinh, cosh, arcsinh,
-    arccosh, arctanh, cbrt and arctan are lazyarray's own (no libm call in the vectorized loop;
+    arccosh, arctanh, cbrt, arctan, arcsin and arccos are lazyarray's own (no libm call in the vectorized loop;
     sin/cos take libm above 2**30 in a fix-up pass): within one ulp of NumPy in float64
     over small, moderate and huge arguments; float32 (computed in float64 and rounded)
     within one ulp of the correctly rounded result, and never more than one ulp further

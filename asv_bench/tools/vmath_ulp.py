@@ -1,5 +1,6 @@
 """Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log2, log10, log1p,
-expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh, cbrt, arctan, arctan2 and NumPy's.
+expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh, cbrt, arctan, arctan2, arcsin,
+arccos and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -57,6 +58,12 @@ def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
                 "k/8 and their neighbours": np.concatenate(
                     [eighths, np.nextafter(eighths, 0), np.nextafter(eighths, 2)]),
                 "specials": np.array(EDGES + [1 / 16, 3 / 16, 2.0 ** 54])}
+    if name in ("arcsin", "arccos"):
+        return {"[-1, 1]": rng.uniform(-1, 1, n),
+                "+-(1 - exp(U[-37, 0]))": (1 - np.exp(rng.uniform(-37, 0, n)))
+                * rng.choice([-1, 1], n),
+                "+-exp(U[-745, 0])": np.exp(rng.uniform(-745, 0, n)) * rng.choice([-1, 1], n),
+                "specials": np.array(EDGES + [0.5, -0.5, 0.9999999999999999])}
     if name == "cbrt":
         return {"+-exp(U[-745, 709])": np.exp(rng.uniform(-745, 709, n)) * rng.choice([-1, 1], n),
                 "[-10, 10]": rng.uniform(-10, 10, n),
@@ -128,7 +135,7 @@ def pairs(n: int, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 _FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
-              "cosh", "arctanh", "arcsinh", "arccosh", "cbrt", "arctan", "arctan2")
+              "cosh", "arctanh", "arcsinh", "arccosh", "cbrt", "arctan", "arctan2", "arcsin", "arccos")
 
 
 def main() -> None:

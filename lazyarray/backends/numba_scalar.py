@@ -1405,6 +1405,24 @@ def _arctan(x):
     return impl
 
 
+@numba.njit(inline="always")
+def _atan_ratio(ah, al, bh, bl):
+    """atan((ah + al) / (bh + bl)) for two non-negative double-doubles (inf and zero
+    included; 0/0 is 0), in [0, pi/2], as r_hi + r_lo."""
+    swap = ah > bh
+    nh, nl, dh, dl = (bh, bl, ah, al) if swap else (ah, al, bh, bl)
+    both_inf = nh == np.inf
+    zero = nh == 0.0
+    th = nh / dh
+    tl = (_fma(-th, dh, nh) + nl - th * dl) / dh
+    th = 1.0 if both_inf else (0.0 if zero else th)
+    tl = 0.0 if (both_inf or zero or dh == np.inf) else tl
+    rh, rl = _atan_unit(th, tl)
+    h = _HALF_PI[0] - rh  # pi/2 - r as a double-double, when the ratio was above one
+    hl = ((_HALF_PI[0] - h) - rh) + _HALF_PI[1] - rl
+    return (h, hl) if swap else (rh, rl)
+
+
 @overload(arctan2, inline="always")
 def _arctan2(y, x):
     if not (_float_arg(y) and _float_arg(x)):
@@ -1412,21 +1430,63 @@ def _arctan2(y, x):
 
     def impl(y, x):
         vy, vx = np.float64(y), np.float64(x)
-        ay, ax = abs(vy), abs(vx)
-        swap = ay > ax
-        num, den = (ax, ay) if swap else (ay, ax)
-        both_inf = num == np.inf
-        th = num / den
-        tl = _fma(-th, den, num) / den
-        zero = num == 0.0
-        th = 1.0 if both_inf else (0.0 if zero else th)
-        tl = 0.0 if (both_inf or zero or den == np.inf) else tl
-        rh, rl = _atan_unit(th, tl)
-        h = _HALF_PI[0] - rh  # pi/2 - r as a double-double, when |y| > |x|
-        hl = ((_HALF_PI[0] - h) - rh) + _HALF_PI[1] - rl
-        rh2, rl2 = (h, hl) if swap else (rh, rl)
+        rh, rl = _atan_ratio(abs(vy), 0.0, abs(vx), 0.0)
         neg = math.copysign(1.0, vx) < 0.0  # x < 0 or x = -0: the other half-plane
-        res = _minus(_PI[0], _PI[1], rh2, rl2) if neg else rh2 + rl2
+        res = _minus(_PI[0], _PI[1], rh, rl) if neg else rh + rl
         res = math.copysign(res, vy)
         return vy + vx if (vy != vy or vx != vx) else res
+    return impl
+
+
+# arcsin(x) = atan2(|x|, s) and arccos(x) = atan2(s, x) with s = sqrt(1 - x**2) as a
+# double-double: x**2 exact by fma, 1 - x**2 by two-sum, the root corrected once by its fma
+# residual; then `_atan_ratio` as arctan2's. Outside [-1, 1] the result is NaN (NumPy's
+# invalid warning comes from the kernel's check, as for log of a negative number).
+def arcsin(x):
+    return np.arcsin(x)
+
+
+def arccos(x):
+    return np.arccos(x)
+
+
+@numba.njit(inline="always")
+def _unit_root(a):
+    """sqrt(1 - a*a) for 0 <= a <= 1 as a double-double (NaN above 1)."""
+    p = a * a
+    pe = _fma(a, a, -p)
+    wh = 1.0 - p
+    wl = ((1.0 - wh) - p) - pe
+    sh = math.sqrt(wh)
+    sl = (_fma(-sh, sh, wh) + wl) / (2.0 * sh) if sh > 0.0 else 0.0
+    return sh, sl
+
+
+@overload(arcsin, inline="always")
+def _arcsin(x):
+    if not _float_arg(x):
+        return lambda x: np.arcsin(x)
+
+    def impl(x):
+        v = np.float64(x)
+        a = abs(v)
+        sh, sl = _unit_root(min(a, 1.0))
+        rh, rl = _atan_ratio(a, 0.0, sh, sl)
+        res = math.copysign(rh + rl, v)
+        return np.nan if a > 1.0 else (v if v != v else res)
+    return impl
+
+
+@overload(arccos, inline="always")
+def _arccos(x):
+    if not _float_arg(x):
+        return lambda x: np.arccos(x)
+
+    def impl(x):
+        v = np.float64(x)
+        a = abs(v)
+        sh, sl = _unit_root(min(a, 1.0))
+        rh, rl = _atan_ratio(sh, sl, a, 0.0)
+        res = _minus(_PI[0], _PI[1], rh, rl) if v < 0.0 else rh + rl
+        return np.nan if a > 1.0 else (v if v != v else res)
     return impl
