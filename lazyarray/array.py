@@ -380,18 +380,46 @@ def _small(a: Array) -> np.ndarray | None:
     return v if v.size < _options().eager_limit else None
 
 
+def _computed(a: Array) -> np.ndarray | None:
+    """The computed host value of a whole storage, of any size, else None (`M[5, 5]` of a
+    computed (1000, 1000) M: 91 us on the lazy tier, 0.1 us as NumPy's element)."""
+    st = a._st
+    if st is None:
+        return None
+    node = st.node
+    return node._host if node.op == "buffer" else None
+
+
 def _small_view(a: Array) -> np.ndarray | None:
-    """NumPy's view of the computed tiny value behind a slicing view (`A[1:-1, :-2]`), for
-    reading only (the eager tier's operands); None for other views or a pending base."""
+    """NumPy's view of a computed value behind a tiny slicing view (`A[1:-1, :-2]`, `M[5]`,
+    a diagonal), for reading only (the eager tier's operands); None for other views, larger
+    ones or a pending base. The base may be large: `M[5].sum()` of a computed (1000, 1000)
+    M took 64 us on the lazy tier, NumPy 0.9 us."""
     node = a._st.node
     v = node._host
-    if v is None or node.op != "buffer" or v.size >= _options().eager_limit:
+    proxy = a._proxy
+    if v is None or node.op != "buffer" or proxy.size >= _options().eager_limit:
         return None
     for fn, args in a._chain:
-        if fn is not _GETITEM:
-            return None
+        if fn is not _GETITEM:  # any other view (diagonal, transpose...): read off its proxy
+            return _proxy_view(a._st, v, proxy)
         v = v[args[0]]
+    if v.flags.writeable:  # (an eager result that is this very view must not write the base)
+        v.setflags(write=False)
     return v
+
+
+def _proxy_view(st, v: np.ndarray, proxy: np.ndarray) -> np.ndarray | None:
+    """The elements of the C-ordered computed base `v` that `proxy` (a view's shape, strides
+    and offset over the storage's fake base) selects, as a read-only NumPy view."""
+    if not v.flags.c_contiguous or proxy.dtype != v.dtype:
+        return None
+    from lazyarray.storage import strided_view
+
+    offset, strides = st.region(proxy)
+    w = strided_view(v.reshape(-1), offset, proxy.shape, strides)
+    w.flags.writeable = False
+    return w
 
 
 _GETITEM = build.getitem
@@ -1401,14 +1429,13 @@ class Array:
             v._base = self if self._base is None else self._base
             v._val = v._vnode = v._tr = None
             return v
-        if t is int or t is tuple:  # one element of a tiny computed array: the eager tier
+        if t is int or t is tuple:  # one element of a computed array: the eager tier
             v = self._val
             if v is None:
-                v = _small(self)
+                v = _small(self) if self._chain else _computed(self)
             if v is not None and (t is int and v.ndim == 1 or t is tuple and len(key) == v.ndim
                                   and all(type(k) is int for k in key)):
-                if v.size < _options().eager_limit:
-                    return _eager(v[key])
+                return _eager(v[key])  # (any size: one element is read)
         if _is_basic(key):
             keys = key if isinstance(key, tuple) else (key,)
             if len(keys) == self.ndim and not any(

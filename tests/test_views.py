@@ -433,3 +433,40 @@ def test_dtype_views_are_live_bitcasts(mode, dtype):
         np.testing.assert_array_equal(np.asarray(v[:, 1:] == v[:, 1:]), nv[:, 1:] == nv[:, 1:])
     with pytest.raises(ValueError, match="last axis must be contiguous"):
         x.T.view(np.float32)
+
+
+def test_small_views_of_a_large_computed_array_run_on_the_eager_tier():
+    """A few elements of a large computed array (`M[5]`, `x[:10]`, one element, a diagonal)
+    are read by NumPy at once, no kernel; values, dtypes and view semantics stay NumPy's
+    when the base is written afterwards, through itself or through a view."""
+    M = np.arange(1_000_000, dtype=np.float64).reshape(1000, 1000) / 7
+    ref = M.copy()
+    a = la.asarray(M)
+    np.asarray(a)
+    before = la.cache_info()
+    row, s, e = a[5], a[5] * 2, a[5, 5]
+    tot, mx = a[:, 3].max(), la.trace(a)
+    head, d = a[3, :4] + 0, la.diagonal(a)[:5] * 1
+    after = la.cache_info()
+    assert after["kernels_launched"] == before["kernels_launched"]
+    assert after["eager_ops"] > before["eager_ops"]
+    same(s, ref[5] * 2)
+    same(e, ref[5, 5])
+    same(tot, ref[:, 3].max())
+    same(mx, np.trace(ref))
+    same(head, ref[3, :4])
+    same(d, np.diagonal(ref)[:5])
+    view = la.real(a[7, :10])  # a view of a, as np.real of a float array is
+    a[5, 0] = 100.0
+    ref[5, 0] = 100.0
+    view[0] = -7.0  # writes a[7, 0]
+    ref[7, 0] = -7.0
+    a[3, :] = -1.0
+    ref[3, :] = -1.0
+    same(a, ref)
+    same(row, ref[5])  # the view sees the write
+    same(s, M[5] * 2)  # values computed before it do not
+    same(head, M[3, :4])
+    same(e, M[5, 5])
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[5, 1000]
