@@ -1434,8 +1434,9 @@ class Array:
             if v is None:
                 v = _small(self) if self._chain else _computed(self)
             if v is not None and (t is int and v.ndim == 1 or t is tuple and len(key) == v.ndim
-                                  and all(type(k) is int for k in key)):
-                return _eager(v[key])  # (any size: one element is read)
+                                  and all(type(k) is int for k in key)) \
+                    and _options().eager_limit:  # (any size: one element is read)
+                return _eager(v[key])
         if _is_basic(key):
             keys = key if isinstance(key, tuple) else (key,)
             if len(keys) == self.ndim and not any(
