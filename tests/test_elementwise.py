@@ -839,7 +839,8 @@ def _vmath_inputs(name, dtype, n=100_000):
 @pytest.mark.parametrize("name", sorted(VMATH))
 def test_compiled_vmath_is_within_an_ulp(name, dtype):
     """The CPU kernels' sin, cos, log, log2, log10, log1p, expm1, tanh, sinh, cosh, arcsinh,
-    arccosh, arctanh, cbrt, arctan, arcsin and arccos are lazyarray's own (no libm call in the vectorized loop;
+    arccosh, arctanh, cbrt, arctan, arcsin and arccos are lazyarray's own (no libm call in
+    the vectorized loop;
     sin/cos take libm above 2**30 in a fix-up pass): within one ulp of NumPy in float64
     over small, moderate and huge arguments; float32 (computed in float64 and rounded)
     within one ulp of the correctly rounded result, and never more than one ulp further

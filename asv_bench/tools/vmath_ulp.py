@@ -135,7 +135,8 @@ def pairs(n: int, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 _FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
-              "cosh", "arctanh", "arcsinh", "arccosh", "cbrt", "arctan", "arctan2", "arcsin", "arccos")
+              "cosh", "arctanh", "arcsinh", "arccosh", "cbrt", "arctan", "arctan2", "arcsin",
+              "arccos")
 
 
 def main() -> None:
