@@ -75,10 +75,12 @@ def _fallback(func, *args, **kwargs):
 
     seen: list = []  # the computed arrays handed to NumPy (a result may be a view of one)
 
+    pure = getattr(func, "__name__", "") in _READS_ONLY
+
     def conv(x):
         if isinstance(x, Array):
             seen.append(np.asarray(x))
-            return _writable_alias(seen[-1])
+            return _writable_alias(seen[-1]) if pure else seen[-1]
         if isinstance(x, list):
             return [conv(y) for y in x]
         if isinstance(x, tuple) and not hasattr(x, "_fields"):
@@ -110,12 +112,25 @@ def _fallback(func, *args, **kwargs):
     return _wrap_result(res, seen)
 
 
+# NumPy functions that only read their array arguments (no callback into user code, no
+# writable iterator): a fallback hands them a writeable alias (`_writable_alias`)
+_READS_ONLY = frozenset({
+    "bincount", "histogram", "histogram2d", "histogramdd", "histogram_bin_edges",
+    "ravel_multi_index", "nonzero", "flatnonzero", "argwhere", "digitize", "searchsorted",
+    "interp", "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "lexsort", "convolve", "correlate", "polyval", "polyfit", "isin", "intersect1d",
+    "union1d", "setdiff1d", "setxor1d", "packbits", "unpackbits", "trapezoid", "corrcoef",
+    "cov", "partition", "argpartition", "sort_complex", "ediff1d", "unstack"})
+
+
 def _writable_alias(v: np.ndarray) -> np.ndarray:
-    """A computed array as a NumPy function's input: a writeable view of the same memory
-    where its owner is writeable. NumPy's C functions that ask for a C array
-    (PyArray_ContiguousFromAny: np.bincount, ...) copy a read-only input first: np.bincount
-    of 10^6 int64 took 1.6 ms on a computed array, 1.0 ms on a writeable one. The functions
-    that write into an input get a copy instead (`MUTATING`)."""
+    """A computed array as the input of a NumPy function that only reads it (`_READS_ONLY`):
+    a writeable view of the same memory where its owner is writeable. NumPy's C functions
+    that ask for a C array (PyArray_ContiguousFromAny: np.bincount, ...) copy a read-only
+    input first: np.bincount of 10^6 int64 took 1.6 ms on a computed array, 1.0 ms on a
+    writeable one. Other functions get the read-only view (one that iterates writably, such
+    as np.nditer, or calls user code on views, as np.apply_along_axis, must not write a lazy
+    array's buffer behind its storage's back)."""
     if not isinstance(v, np.ndarray) or v.flags.writeable:
         return v
     w = v.view()
