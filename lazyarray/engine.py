@@ -351,7 +351,7 @@ class Report:
     after: Module | None
     kernels: list[KernelRecord] = field(default_factory=list)
     interpreted: bool = False
-    updates: list[str] = field(default_factory=list)  # per write: "in place" or "copy"
+    updates: list[str] = field(default_factory=list)  # per write: "in place", "copy" or "new"
     site: tuple | None = None  # (file, line, function) that forced (or asked to explain) it
     seconds: float = 0.0  # wall time of the evaluation (0 for a plan)
     planned: bool = True  # True: from explain(*arrays), nothing ran
