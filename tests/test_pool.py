@@ -321,3 +321,24 @@ def test_fallbacks_read_computed_arrays_in_place_and_never_write_them():
     assert sorted(np.asarray(mutated).tolist()) == sorted(k.tolist())
     np.testing.assert_array_equal(np.asarray(a), k)
     assert not np.asarray(a).flags.writeable
+
+
+@pytest.mark.parametrize("shift", ["right", "left", "columns"])
+def test_placing_a_value_over_itself_copies_through_a_buffer(shift):
+    """`pool.place` of a value that overlaps its own destination region (a shift of the same
+    buffer, as an in-place `a[1:] = a[:-1]` would be) gives NumPy's assignment's result."""
+    base = np.arange(2 * N, dtype=np.float64)
+    want = base.copy()
+    flat = base.reshape(-1)
+    if shift == "right":
+        value, offset, strides = flat[:-1], 1, (1,)
+        want[1:] = want[:-1]
+    elif shift == "left":
+        value, offset, strides = flat[1:], 0, (1,)
+        want[:-1] = want[1:]
+    else:
+        rows = base.reshape(800, 1000)
+        value, offset, strides = rows[:, :-1], 1, (1000, 1)
+        want.reshape(800, 1000)[:, 1:] = want.reshape(800, 1000)[:, :-1]
+    pool.place(base, value, offset, strides)
+    np.testing.assert_array_equal(base, want)

@@ -123,12 +123,15 @@ def copy(a: np.ndarray, dtype=None) -> np.ndarray:
 def place(out: np.ndarray, value: np.ndarray, offset: int, strides) -> np.ndarray:
     """`out` (C-contiguous) with `value` written into the region `offset + sum(i_k *
     strides_k)` of its flat elements; a large region of the same dtype is copied by all
-    threads when both are contiguous (`copy`) or made of contiguous rows (a column block)."""
+    threads when both are contiguous (`copy`) or made of contiguous rows (a column block).
+    A value that may overlap the region (`a[1:] = a[:-1]` in place) takes NumPy's
+    assignment, which handles the overlap (the byte loops assume none)."""
     from lazyarray.storage import strided_view
 
     view = strided_view(out.reshape(-1), offset, value.shape, strides)
     if (type(value) is np.ndarray and value.nbytes >= MIN_BYTES and value.dtype == out.dtype
-            and value.dtype.isnative and value.dtype.kind in "biufc"):
+            and value.dtype.isnative and value.dtype.kind in "biufc"
+            and not np.may_share_memory(view, value)):
         from lazyarray.backends import numba_cpu
 
         if view.flags.c_contiguous and value.flags.c_contiguous:
