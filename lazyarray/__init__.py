@@ -148,7 +148,9 @@ def cache_info() -> dict:
     (traces computed by their compiled loop, see lazyarray/trace_tier.py), trace_compiles and
     trace_disk_writes (those loops built, and their source files written; apart from
     compiles and disk_writes, which count the graph's kernels), trace_replays (large traces
-    computed by replaying the module of an earlier evaluation, without a graph), gathered (dask
+    computed by replaying the module of an earlier evaluation, without a graph), plan_hits
+    (evaluations on the compiled tier that took the plan of an earlier graph of the same
+    structure: neither lowered nor optimized again), gathered (dask
     backend: instructions run gathered in one task), fp_rechecks (fusions or traces re-run on
     NumPy's loops because a kernel met a possible floating-point error while NumPy's error
     state warns)."""
@@ -185,6 +187,7 @@ def cache_clear(disk: bool = False) -> None:
     if "lazyarray.backends.numba_cuda" in _sys.modules:
         _sys.modules["lazyarray.backends.numba_cuda"].cache_clear()
     _engine._plans.clear()
+    _engine._graphs.clear()
     _stats.reset()
     if disk:
         from lazyarray.runtime import diskcache

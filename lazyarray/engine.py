@@ -121,12 +121,18 @@ def materialize(nodes: list[Node], host: bool = False) -> None:
             break
     else:
         return
-    with fpstate.recording() as rec:
-        try:
-            _materialize(nodes, host)
-        finally:  # what NumPy warned before an error it raised is still warned
-            if rec is not None and rec.messages:
-                fpstate.emit(rec, forcing_frame())
+    warn = fpstate._warn_state()[1]  # (fpstate.recording, inlined: every evaluation passes)
+    if not warn:
+        _materialize(nodes, host)
+        return
+    rec = fpstate.Recorder(warn)
+    token = fpstate._current.set(rec)
+    try:
+        _materialize(nodes, host)
+    finally:  # what NumPy warned before an error it raised is still warned
+        fpstate._current.reset(token)
+        if rec.messages:
+            fpstate.emit(rec, forcing_frame())
 
 
 def replay(module: Module, args: list, report: Report, attach) -> None:
@@ -170,7 +176,8 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
             fpstate.emit(guard.rec, forcing_frame())
 
 
-_materialization, _trace_replay = stats.materialization, stats.trace_replay
+_materialization, _trace_replay, _plan_hit = (stats.materialization, stats.trace_replay,
+                                              stats.plan_hit)
 
 
 class _Recording:
@@ -205,10 +212,18 @@ def _materialize(nodes: list[Node], host: bool) -> None:
         tracing = TRACING.get()
         if tracing is not None:
             tracing.check(pending)
-        stats.bump("materializations")
+        _materialization()
         t0 = time.perf_counter()
         order = toposort(pending)
         dask_backend = _dask_backend(order)
+        o = config.get()
+        if o.backend == "cpu" and not (o.debug or o.dump_dir) and fpstate.compiled_ok():
+            # the compiled tier on the host, unless every node is small or a leaf is on the GPU
+            sole = _sole_buffers(order)  # before the arguments are collected: they hold them
+            found = _graph_key(order, pending, o.eager_threshold)
+            if found is not None:
+                _run_graph(order, pending, *found, sole, t0)
+                return
         if _use_interpreter(order):
             stats.bump("interpreter_runs")
             report = Report(None, None, interpreted=True, planned=False)
@@ -243,19 +258,111 @@ def _materialize(nodes: list[Node], host: bool) -> None:
         report.seconds = time.perf_counter() - t0
         report.site = forcing_site()
         _last = report
-        for node, value in zip(pending, outs, strict=True):
-            value = np.asarray(value)
-            if value.dtype != node.dtype:  # the interpreter's NumPy call may widen a 0-d result
-                value = value.astype(node.dtype)
-            node.realize(value)
+        _realize(pending, outs)
 
 
-def _refs(order: list[Node], inner: dict) -> dict[int, tuple[int, int]]:
+def _run_graph(order: list[Node], pending: list[Node], key: tuple, args: list, sole: set,
+               t0: float) -> None:
+    """The compiled tier's evaluation of `pending` on the host: the plan of an earlier
+    evaluation of the same structure (`_graphs`), or one lowered and optimized now; its
+    prepared launches when nothing may be donated (`_run_lean`), else `execute`."""
+    global _last
+    plan = _graphs.get(key)
+    if plan is None:
+        module, args = lower(pending, order)
+        plan = Report(module, optimize(module), planned=False)
+        if len(_graphs) >= MAX_PLANS:
+            _graphs.clear()
+        _graphs[key] = plan
+    else:
+        _plan_hit()
+    free = frozenset(k for k, a in enumerate(args) if id(a) in sole) if sole else None
+    lean = None if free else _run_lean(plan.after, args)
+    if lean is not None:
+        outs, runs = lean
+        _last = (plan, runs, time.perf_counter() - t0, forcing_site())
+    else:
+        trace = Trace()
+        outs = execute(plan.after, args, trace, free=free or frozenset())
+        _last = Report(plan.before, plan.after, trace.kernels, updates=trace.updates,
+                       planned=False, seconds=time.perf_counter() - t0, site=forcing_site())
+    _realize(pending, outs)
+
+
+def _realize(pending: list[Node], outs: list) -> None:
+    for node, value in zip(pending, outs, strict=True):
+        value = np.asarray(value)
+        if value.dtype != node.dtype:  # the interpreter's NumPy call may widen a 0-d result
+            value = value.astype(node.dtype)
+        node.realize(value)
+
+
+# The lazy tier's plans: a graph's structure -> the Report (modules before and after the
+# passes) of its first evaluation. A graph evaluated again (a loop body, the same expression
+# on new data) is neither lowered nor optimized again: its key is one walk over its nodes.
+_graphs: dict[tuple, Report] = {}
+
+
+def _graph_key(order: list[Node], roots: list[Node], threshold: int) -> tuple | None:
+    """(the structure of the pending graph `order`, as `lower` would see it, its arguments):
+    per node its op, shape, dtype, attributes and inputs' positions; per leaf which argument
+    it is (two leaves of one array are one argument); per constant its bytes. Equal keys lower
+    to equal modules. None when no node has `threshold` elements (the interpreter's work) or
+    a leaf lives on the GPU (`_use_interpreter`, `on_device`)."""
+    pos: dict[int, int] = {}
+    parts: list = []
+    args: list = []
+    index: dict[int, int] = {}
+    big = False
+    for i, n in enumerate(order):
+        pos[id(n)] = i
+        op = n.op
+        if not big:
+            big = math.prod(n.shape) >= threshold
+        if op == "buffer":
+            if n._host is None and n.device is not None:
+                return None
+            v = n.value
+            k = index.setdefault(id(v), len(args))
+            if k == len(args):
+                args.append(v)
+            parts.append((0, n.shape, n.dtype, k))
+        elif op == "constant":
+            v = n.value
+            parts.append((1, n.dtype, v.dtype.str, v.tobytes()))
+        else:
+            parts.append((op, n.shape, n.dtype, n.attrs, *map(pos.__getitem__, map(id, n.srcs))))
+    if not big:
+        return None
+    parts.append(tuple(map(pos.__getitem__, map(id, roots))))
+    return tuple(parts), args
+
+
+def _run_lean(module: Module, args: list) -> tuple[list, tuple] | None:
+    """(the outputs, the runs for the report) of `module` on `args` when it is one fusion of
+    its parameters whose launch is prepared (`replay`'s lean path: no walk, no donor search;
+    the caller knows no argument may be donated), else None (`execute` runs it: a module of
+    several fusions may write one's result into another's buffer)."""
+    direct = prepared_single(module, args)
+    if direct is None:
+        return None
+    p, ins, operands = direct
+    results, flagged = launch_prepared(p, operands)
+    if flagged:
+        recheck_flags(ins.value, operands)
+    return results, ((p, ins, None),)
+
+
+def _refs(order: list[Node], inner: dict, idle: int | None = None) -> dict[int, tuple[int, int]]:
     """Per buffer leaf of `order` read by pending nodes: id(array) -> (references to the leaf
-    beyond the pending graph's own, references to its memory's owner), as counted here."""
+    beyond the pending graph's own, references to its memory's owner), as counted here; only
+    the leaves with `idle` references beyond the graph's, when given."""
     out = {}
     for n in order:
         if n.op != "buffer" or id(n) not in inner:
+            continue
+        nref = sys.getrefcount(n) - inner[id(n)]
+        if idle is not None and nref != idle:  # held elsewhere (a user's array): never sole
             continue
         v = n._host
         if not isinstance(v, np.ndarray) or not v.flags.c_contiguous or not whole_owner(v) \
@@ -267,7 +374,7 @@ def _refs(order: list[Node], inner: dict) -> dict[int, tuple[int, int]]:
         else:  # a view of all of its owner: the view is held (node, here) and the owner (the
             # view's base, here, and the pool's list when pooled): held elsewhere = more
             mem = max(sys.getrefcount(v) + 1, sys.getrefcount(owner) + (not pool.owns(v)))
-        out[id(v)] = (sys.getrefcount(n) - inner[id(n)], mem)
+        out[id(v)] = (nref, mem)
     return out
 
 
@@ -296,7 +403,7 @@ def _sole_buffers(order: list[Node]) -> set[int]:
     observe: no user-visible array, other pending graph or NumPy view holds the leaf or its
     memory, so once the graph's last reader is done the buffer is dead and may be written in
     place (buffer donation for inputs)."""
-    counts = _refs(order, _inner_refs(order))
+    counts = _refs(order, _inner_refs(order), _IDLE[0])
     return {k for k, c in counts.items() if c == _IDLE}
 
 

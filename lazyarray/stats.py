@@ -11,14 +11,14 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "kernels_la
            "jit_traces", "jit_replays", "background_interpreted", "gathered",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",
            "host_fallbacks", "fp_rechecks", "trace_kernel_runs", "trace_compiles",
-           "trace_disk_writes", "trace_replays")
+           "trace_disk_writes", "trace_replays", "plan_hits")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 # The counters of hot paths are C-level counters: `eager_op()` costs a third of a locked
 # dictionary increment, which is a tenth of what a tiny operation costs (W9); a replay of a
 # large trace bumps four of them.
 _FAST = ("eager_ops", "trace_kernel_runs", "hits", "kernels_launched", "materializations",
-         "trace_replays")
+         "trace_replays", "plan_hits")
 _fast = {name: itertools.count() for name in _FAST}
 _base = dict.fromkeys(_FAST, 0)  # each counter's value at the last reset
 eager_op = _fast["eager_ops"].__next__  # counts one eager-tier operation
@@ -27,6 +27,7 @@ hit = _fast["hits"].__next__
 kernel_launched = _fast["kernels_launched"].__next__
 materialization = _fast["materializations"].__next__
 trace_replay = _fast["trace_replays"].__next__
+plan_hit = _fast["plan_hits"].__next__
 
 
 def _count(counter) -> int:

@@ -147,6 +147,46 @@ def test_scalar_constants_are_kernel_arguments(compiled, constants):
     assert_like_numpy(r, a * float(c1) + float(c2))
 
 
+def _plan_program(q, r, c):
+    return ((q * c + r) % 7).sum(axis=0), (q == r).any()
+
+
+def test_a_graph_evaluated_again_takes_its_plan(compiled):
+    """The same structure on new data is neither lowered nor optimized again (`plan_hits`)
+    and runs the same optimized HLO; another constant, shape, dtype or sharing of leaves is
+    another plan. Every result matches NumPy."""
+    rng = np.random.default_rng(3)
+
+    def run(a, b, c):
+        q = la.asarray(a)
+        outs = _plan_program(q, q if b is a else la.asarray(b), c)
+        with stats_delta() as delta:
+            la.evaluate(*outs)
+        want = _plan_program(a, b, c)
+        for got, w in zip(outs, want):
+            assert_like_numpy(got, w)
+        return delta["plan_hits"], la.explain().hlo_after
+
+    a, b = (rng.integers(-50, 50, (300, 40)) for _ in range(2))
+    run(a, b, 3)
+    hits, hlo = run(a + 1, b - 2, 3)
+    assert hits == 1
+    assert run(a[::-1].copy(), b, 3) == (1, hlo)
+    others = [(a, b, 4), (a[:200], b[:200], 3), (a.astype(np.int32), b.astype(np.int32), 3),
+              (a, a, 3), (a.T.copy(), b.T.copy(), 3)]
+    for args in others:
+        assert run(*args)[0] == 0, args
+
+
+def test_plans_tell_a_zero_from_a_negative_zero(compiled):
+    y = np.linspace(-1, 1, 50_001, dtype=np.float32)
+    for c in (0.0, -0.0, 0.0, -0.0):
+        got = np.asarray(la.asarray(y) * c + 1.5 * c)
+        want = y * c + 1.5 * c
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_thousand_op_graph_builds_without_running_anything(compiled):
     a = np.linspace(0, 1, 257)
     x = la.asarray(a)
