@@ -756,7 +756,7 @@ def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
 VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
          "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "log2": np.log2, "log10": np.log10,
          "arctanh": np.arctanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "cbrt": np.cbrt,
-         "arctan": np.arctan, "arcsin": np.arcsin, "arccos": np.arccos}
+         "arctan": np.arctan, "arcsin": np.arcsin, "arccos": np.arccos, "exp2": np.exp2}
 TRIG_BIG = 2.0 ** 30  # numba_scalar.TRIG_BIG: above it sin/cos take libm (the fix-up pass)
 VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310,
                2.2250738585072014e-308, 1.4901161193847656e-08, 1.49e-08, 1e-300, 1.0, -1.0,
@@ -776,6 +776,10 @@ def _vmath_inputs(name, dtype, n=100_000):
         parts = [np.exp(rng.uniform(-745, 709, n)), rng.uniform(0.5, 2.0, n),
                  rng.uniform(0, 1e-308, n // 10), -rng.uniform(0, 10, 100),
                  2.0 ** np.arange(-1074, 1024), 10.0 ** np.arange(-323, 309)]
+    elif name == "exp2":  # every binade of the result, the subnormals, every integer power
+        k = np.arange(-1080.0, 1030.0)
+        parts = [rng.uniform(-1, 1, n), rng.uniform(-1080, 1030, n),
+                 rng.uniform(-1076, -1020, n // 10), k, np.nextafter(k, 0), k + 0.5]
     elif name == "expm1":
         parts = [rng.uniform(-0.35, 0.35, n), rng.uniform(-3, 3, n), rng.uniform(-750, 710, n),
                  rng.uniform(709, 709.79, n // 10), rng.uniform(-1e-8, 1e-8, n),
@@ -838,8 +842,8 @@ def _vmath_inputs(name, dtype, n=100_000):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", sorted(VMATH))
 def test_compiled_vmath_is_within_an_ulp(name, dtype):
-    """The CPU kernels' sin, cos, log, log2, log10, log1p, expm1, tanh, sinh, cosh, arcsinh,
-    arccosh, arctanh, cbrt, arctan, arcsin and arccos are lazyarray's own (no libm call in
+    """The CPU kernels' sin, cos, log, log2, log10, log1p, expm1, exp2, tanh, sinh, cosh,
+    arcsinh, arccosh, arctanh, cbrt, arctan, arcsin and arccos are lazyarray's own (no libm call in
     the vectorized loop;
     sin/cos take libm above 2**30 in a fix-up pass): within one ulp of NumPy in float64
     over small, moderate and huge arguments; float32 (computed in float64 and rounded)
@@ -860,6 +864,10 @@ def test_compiled_vmath_is_within_an_ulp(name, dtype):
     if name in ("sin", "cos"):  # the slow path is NumPy's own libm call: the same bits
         assert np.array_equal(got[big], exact[big], equal_nan=True)
     edges = np.isinf(want) | (np.abs(want) < np.finfo(dtype).tiny)  # +-0, subnormals, +-inf
+    if name == "exp2":  # NumPy's own subnormals are not all correctly rounded (float32's
+        # 2**-149.6 is 0): ours are within an ulp, zeros and infinities the correct ones
+        want = exact if dtype == np.float32 else want
+        edges = np.isinf(want) | (want == 0)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     assert np.array_equal(got[edges], want[edges])  # bit for bit, -0.0 included
     assert np.array_equal(np.signbit(got[edges]), np.signbit(want[edges]))
@@ -894,6 +902,84 @@ def test_compiled_arctan2_is_within_an_ulp(dtype):
     special = ~(np.isfinite(y) & np.isfinite(x) & (y != 0) & (x != 0))  # 0, inf, NaN
     assert np.array_equal(got[special], want[special], equal_nan=True)
     assert np.array_equal(np.signbit(got[special]), np.signbit(want[special]))
+
+
+POW_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0,
+             2.5, -2.5, 5e-324, -5e-324, 1e-310, 1.7976931348623157e308, -1.7976931348623157e308,
+             2.0 ** 53, -(2.0 ** 53), 2.0 ** 53 + 2, 2.0 ** 52 + 1, -(2.0 ** 52 + 1), 1e300,
+             1023.0, 1024.0, -1074.0, -1075.0, 0.9999999999999999, 1.0000000000000002]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_power_is_within_an_ulp(dtype):
+    """power of floats (lazyarray's own: log|x| as a double-double, exp of the product):
+    within one ulp of NumPy for moderate and huge exponents, bases near 1, results near
+    overflow and in the subnormals, negative bases to integer powers; every pair of signed
+    zeros, infinities, NaN, +-1, subnormals, extremes and odd/even/huge integers bit for bit
+    wherever the result is 0, inf or NaN."""
+    rng = np.random.default_rng(13)
+    n = 50_000
+    wide = np.exp(rng.uniform(-700, 700, n))
+    x = np.concatenate([rng.uniform(0.1, 10, n), rng.uniform(0.5, 2, n), wide, wide,
+                        1 + rng.uniform(-1e-9, 1e-9, n), -rng.uniform(0.1, 10, n),
+                        rng.uniform(1, 3, n), rng.uniform(1e-310, 1e-300, n)])
+    y = np.concatenate([rng.uniform(-3, 3, n), rng.uniform(-700, 700, n), rng.uniform(-1, 1, n),
+                        rng.uniform(-700, 700, n) / np.abs(np.log(wide)),
+                        rng.uniform(-1e11, 1e11, n), np.round(rng.uniform(-40, 40, n)),
+                        rng.uniform(-1100, -400, n), rng.uniform(0.5, 1, n)])
+    ey, ex = (a.ravel() for a in np.meshgrid(POW_EDGES, POW_EDGES))
+    with np.errstate(all="ignore"):
+        x, y = np.concatenate([x, ex]).astype(dtype), np.concatenate([y, ey]).astype(dtype)
+    with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
+        got = np.asarray(la.power(la.asarray(x), la.asarray(y)))
+        want = np.power(x, y)
+        exact = np.power(x.astype(np.float64), y.astype(np.float64)).astype(dtype)
+    assert got.dtype == want.dtype
+    assert _ulp_distance(got, exact).max() <= 1
+    d = _ulp_distance(got, want)
+    if dtype == np.float32:
+        d = np.maximum(d - _ulp_distance(want, exact), 0)
+    assert d.max() <= 1, (x[d.argmax()], y[d.argmax()], got[d.argmax()], want[d.argmax()])
+    special = ~np.isfinite(want) | (want == 0)
+    assert np.array_equal(got[special], want[special], equal_nan=True)
+    assert np.array_equal(np.signbit(got[special]), np.signbit(want[special]))
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "int64"), ("int32", "float32"),
+                                    ("float32", "float32"), ("bool", "float64")], ids=str)
+def test_compiled_power_of_mixed_operands(dtypes):
+    """A float power of an integer or boolean operand takes NumPy's result type, within an
+    ulp of NumPy; inside a fused expression and a reduction too."""
+    rng = np.random.default_rng(14)
+    a = (rng.uniform(0, 5, 40_000) > 2.5) if dtypes[0] == "bool" else \
+        rng.uniform(0.1, 5, 40_000).astype(dtypes[0]) if dtypes[0][0] == "f" else \
+        rng.integers(1, 50, 40_000).astype(dtypes[0])
+    b = rng.integers(-5, 5, 40_000).astype(dtypes[1]) if dtypes[1][0] == "i" else \
+        rng.uniform(-3, 3, 40_000).astype(dtypes[1])
+    with la.options(backend="cpu", eager_threshold=0):
+        got = np.asarray(la.asarray(a) ** la.asarray(b))
+        want = a ** b
+        assert got.dtype == want.dtype and _ulp_distance(got, want).max() <= 1
+        fused = np.asarray((la.asarray(a) ** la.asarray(b)) * 2 + 1)
+        assert _ulp_distance(fused, got * 2 + 1).max() <= 1
+        total = float(np.asarray((la.asarray(a) ** la.asarray(b)).sum()))
+        assert np.isclose(total, float(want.sum()), rtol=1e-5)  # (inf: 0 ** -k)
+
+
+def test_compiled_power_warns_as_numpy():
+    """The floating-point warnings of power are NumPy's, at the line that needs the value."""
+    x = np.full(40_000, -2.0)
+    x[7] = 0.0
+    with la.options(backend="cpu", eager_threshold=0), np.errstate(all="warn"):
+        with pytest.warns(RuntimeWarning, match="invalid value encountered in power"):
+            got = np.asarray(la.asarray(x) ** 1.5)
+        assert np.isnan(got[0]) and got[7] == 0.0
+        with pytest.warns(RuntimeWarning, match="divide by zero encountered in power"):
+            got = np.asarray(la.asarray(x) ** -3.0)
+        assert got[7] == np.inf and got[0] == -0.125
+        with pytest.warns(RuntimeWarning, match="overflow encountered in power"):
+            got = np.asarray(la.asarray(np.full(40_000, 10.0)) ** 400.0)
+        assert np.isinf(got).all()
 
 
 def test_compiled_log2_of_a_power_of_two_is_exact():

@@ -1,6 +1,6 @@
-"""Maximum ulp distance between the compiled kernels' exp, sin, cos, log, log2, log10, log1p,
+"""Maximum ulp distance between the compiled kernels' exp, exp2, sin, cos, log, log2, log10, log1p,
 expm1, tanh, sinh, cosh, arctanh, arcsinh, arccosh, cbrt, arctan, arctan2, arcsin,
-arccos and NumPy's.
+arccos, power and NumPy's.
 
     python asv_bench/tools/vmath_ulp.py [--n 4000000] [--seed 0] [--only tanh,exp]
 
@@ -35,6 +35,11 @@ def ulp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def ranges(name: str, n: int, rng) -> dict[str, np.ndarray]:
+    if name == "exp2":
+        k = np.arange(-1080.0, 1030.0)
+        return {"[-1, 1]": rng.uniform(-1, 1, n), "[-1080, 1030]": rng.uniform(-1080, 1030, n),
+                "[-1076, -1020] (subnormal results)": rng.uniform(-1076, -1020, n),
+                "integers, and halfway": np.concatenate([k, k + 0.5]), "specials": np.array(EDGES)}
     if name == "exp":
         return {"[-1, 1]": rng.uniform(-1, 1, n), "[-750, 710]": rng.uniform(-750, 710, n),
                 "[-746, -708] (subnormal results)": rng.uniform(-746, -708, n),
@@ -134,9 +139,26 @@ def pairs(n: int, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
             "specials x specials": (ey, ex)}
 
 
-_FUNCTIONS = ("exp", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
+def power_pairs(n: int, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """power's (x, y) ranges: the results span every binade, overflow and the subnormals."""
+    wide = np.exp(rng.uniform(-700, 700, n))
+    edges = np.array(EDGES + [2.0, -2.0, 0.5, 3.0, -3.0, 2.5, 2.0 ** 53, 1023.0, -1075.0])
+    ey, ex = (a.ravel() for a in np.meshgrid(edges, edges))
+    return {"x U[0.1, 10], y U[-3, 3]": (rng.uniform(0.1, 10, n), rng.uniform(-3, 3, n)),
+            "x U[0.5, 2], y U[-700, 700]": (rng.uniform(0.5, 2, n), rng.uniform(-700, 700, n)),
+            "x exp(U[-700, 700]), |y log x| < 700": (
+                wide, rng.uniform(-700, 700, n) / np.abs(np.log(wide))),
+            "x 1 + U[-1e-9, 1e-9], y U[-1e11, 1e11]": (
+                1 + rng.uniform(-1e-9, 1e-9, n), rng.uniform(-1e11, 1e11, n)),
+            "x -U[0.1, 10], y integers": (
+                -rng.uniform(0.1, 10, n), np.round(rng.uniform(-40, 40, n))),
+            "subnormal results": (rng.uniform(1, 3, n), rng.uniform(-1100, -400, n)),
+            "specials x specials": (ex, ey)}
+
+
+_FUNCTIONS = ("exp", "exp2", "sin", "cos", "log", "log2", "log10", "log1p", "expm1", "tanh", "sinh",
               "cosh", "arctanh", "arcsinh", "arccosh", "cbrt", "arctan", "arctan2", "arcsin",
-              "arccos")
+              "arccos", "power")
 
 
 def main() -> None:
@@ -152,13 +174,18 @@ def main() -> None:
     with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
         for name in args.only.split(",") if args.only else _FUNCTIONS:
             ref = getattr(np, name)
-            cases = pairs(args.n, rng) if name == "arctan2" else ranges(name, args.n, rng)
+            cases = pairs(args.n, rng) if name == "arctan2" else power_pairs(args.n, rng) \
+                if name == "power" else ranges(name, args.n, rng)
             for label, x64 in cases.items():
                 for dtype in (np.float64, np.float32):
                     if name == "arctan2":  # (the long double column takes y and x as one)
                         y, x = (a.astype(dtype) for a in x64)
                         got = np.asarray(la.arctan2(la.asarray(y), la.asarray(x)))
                         ref = lambda a, y=y: np.arctan2(y.astype(a.dtype), a)  # noqa: E731
+                    elif name == "power":  # (the reference columns take x and y as one)
+                        x, y = (a.astype(dtype) for a in x64)
+                        got = np.asarray(la.power(la.asarray(x), la.asarray(y)))
+                        ref = lambda a, y=y: np.power(a, y.astype(a.dtype))  # noqa: E731
                     else:
                         x = x64.astype(dtype)
                         got = np.asarray(getattr(la, name)(la.asarray(x)))

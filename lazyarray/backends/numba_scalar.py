@@ -44,7 +44,7 @@ def frexp_exponent(x):
     return np.frexp(x)[1]
 
 
-@overload(power)
+@overload(power, inline="always")
 def _power(a, b):
     if isinstance(a, types.Integer) and isinstance(b, types.Integer):
         one = _typed(a, 1)
@@ -62,6 +62,10 @@ def _power(a, b):
                 e >>= 1
             return result
         return impl
+    if all(isinstance(t, (types.Float, types.Integer, types.Boolean)) for t in (a, b)):
+        out = np.result_type(as_dtype(a), as_dtype(b))
+        if out in (np.float32, np.float64):  # (float16: NumPy's float32 loop, rounded)
+            return pow_impl(out.type, _SCALEF)
     return lambda a, b: np.power(a, b)
 
 
@@ -1489,4 +1493,178 @@ def _arccos(x):
         rh, rl = _atan_ratio(sh, sl, a, 0.0)
         res = _minus(_PI[0], _PI[1], rh, rl) if v < 0.0 else rh + rl
         return np.nan if a > 1.0 else (v if v != v else res)
+    return impl
+
+
+# power(x, y) for floats without libm: exp(y log|x|) with log|x| as a double-double to about
+# 2**-75, so that y log|x| (up to 745 in size when the result is finite) keeps its last bits.
+# |x| = 2**k m with m in [_POW_LOW, 2 _POW_LOW); the top 7 fraction bits of m pick c, an
+# 8-bit number near 1/m (exactly 1 in the two buckets around m = 1), so r = m c - 1 is exact
+# by fma and |r| < 2**-7; log m = log(1/c) + log1p(r), with log(1/c) from a table of
+# double-doubles (its high part a multiple of 2**-42, as k ln2_hi is, so their sum is exact)
+# and log1p(r) = r - r**2/2 (exact by fma) + r**3 times its Taylor series to r**9 (the first
+# term left out is below 2**-77). exp of the product y log|x| = zh + zl: the argument less
+# n ln 2 as a double-double, then 1 + r by two-sum plus the polynomial of `exp`, so the one
+# sizable rounding is the last addition (the scaling by 2**n rounds again only for
+# subnormal results). The special values (zeros, infinities, NaN, negative x) follow C99 and
+# NumPy: the sign of an odd integer power, NaN for a negative x to a non-integer power, 1
+# for x**0 and 1**y whatever the other operand.
+_POW_LOW = (1 + 53 / 128) / 2  # a bucket boundary (the buckets tile m's binades)
+_POW_OFF = int(np.float64(_POW_LOW).view(np.int64))
+
+
+def _pow_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per bucket: c, and log(1/c) as high part (a multiple of 2**-42) + low part, from
+    50-digit decimal logarithms."""
+    import decimal
+
+    ctx = decimal.Context(prec=50)
+    inv, hi, lo = [], [], []
+    for i in range(128):
+        a, b = 1 + i / 128, 1 + (i + 1) / 128
+        if i >= 53:  # the buckets of m below 1
+            a, b = a / 2, b / 2
+        c = 1.0
+        if i not in (0, 127):
+            c = 2 / (a + b)
+            e = math.frexp(c)[1]
+            c = math.ldexp(round(math.ldexp(c, 8 - e)), e - 8)  # 8 significant bits
+        d = -ctx.ln(decimal.Decimal(c))
+        h = math.ldexp(round(math.ldexp(float(d), 42)), -42)
+        inv.append(c)
+        hi.append(h)
+        lo.append(float(d - decimal.Decimal(h)))
+    return np.array(inv), np.array(hi), np.array(lo)
+
+
+_POW_C, _POW_LOG_HI, _POW_LOG_LO = _pow_tables()
+_POW_P = tuple((-1.0) ** j / (j + 3) for j in range(7))  # log1p(r) = r - r**2/2 + r**3 P(r)
+
+
+@numba.njit(inline="always")
+def _pow_log(a):
+    """log(a) for a positive finite a (subnormal included) as hi + lo, to about 2**-75."""
+    p0, p1, p2, p3, p4, p5, p6 = _POW_P
+    sub = a < 2.2250738585072014e-308
+    bits = _float64_as_bits(a * 18014398509481984.0 if sub else a)
+    kb = (bits - _POW_OFF) >> 52
+    mb = bits - (kb << 52)
+    i = (mb >> 45) & 127
+    k = np.float64(kb) - (54.0 if sub else 0.0)
+    r = _fma(_bits_as_float64(mb), _POW_C[i], -1.0)  # exact
+    r2 = r * r
+    r2e = _fma(r, r, -r2)
+    h = -0.5 * r2
+    p = _fma(_fma(_fma(_fma(_fma(_fma(p6, r, p5), r, p4), r, p3), r, p2), r, p1), r, p0)
+    s1 = k * _LOG_LN2_HI + _POW_LOG_HI[i]  # exact
+    s2 = s1 + r
+    bb = s2 - s1
+    e2 = (s1 - (s2 - bb)) + (r - bb)
+    s3 = s2 + h
+    bb = s3 - s2
+    e3 = (s2 - (s3 - bb)) + (h - bb)
+    lo = e2 + e3 - 0.5 * r2e + _POW_LOG_LO[i] + k * _LOG_LN2_LO + r * r2 * p
+    hi = s3 + lo
+    return hi, lo - (hi - s3)
+
+
+def _exp_tables() -> tuple[np.ndarray, np.ndarray]:
+    """2**(j/64), j = 0..63, as high + low parts, from 50-digit decimal powers."""
+    import decimal
+
+    ctx = decimal.Context(prec=50)
+    hi, lo = [], []
+    for j in range(64):
+        d = ctx.power(decimal.Decimal(2), decimal.Decimal(j) / 64)
+        hi.append(float(d))
+        lo.append(float(d - decimal.Decimal(hi[-1])))
+    return np.array(hi), np.array(lo)
+
+
+_EXP_T_HI, _EXP_T_LO = _exp_tables()
+_LN2_64 = (0.010830424696223417, 2.572804622327669e-14)  # ln2/64: 36 bits + the rest
+_EXP_64_LOG2E = 92.33248261689366  # 64 / ln 2
+_EXP_T_Q = tuple(1.0 / math.factorial(k) for k in range(2, 7))  # exp(r) = 1 + r + r**2 q(r)
+
+
+def _pow_exp(scalef: bool):
+    """exp(zh + zl) for |zl| below zh's ulp: n = round(64 (zh + zl) / ln 2), the argument
+    less n ln2/64 as a double-double r (|r| <= ln2/128, n ln2/64's high part exact), then
+    2**(n/64) (a table entry, times 2**(n >> 6)) times exp(r), whose Taylor polynomial needs
+    terms to r**6; the one sizable rounding is the final addition (correctly rounded but for
+    about 0.1% of arguments; the scaling rounds again for subnormal results)."""
+    q2, q3, q4, q5, q6 = _EXP_T_Q
+    c_hi, c_lo = _LN2_64
+
+    @numba.njit(inline="always")
+    def exp_dd(zh, zl):
+        zc = min(max(zh, -746.0), 710.0)  # beyond: 0 and inf
+        zl = zl if zc == zh else 0.0
+        t = _fma(zc, _EXP_64_LOG2E, _ROUND)
+        n = t - _ROUND
+        k = _float64_as_bits(t) - _ROUND_BITS  # n as an integer (any bits for NaN: masked)
+        j = k & 63
+        rh = _fma(-n, c_hi, zc)  # exact
+        rl = _fma(-n, c_lo, zl)
+        r = rh + rl
+        bb = r - rh
+        re = (rh - (r - bb)) + (rl - bb)
+        e = _fma(r * r, _fma(_fma(_fma(_fma(q6, r, q5), r, q4), r, q3), r, q2), r + re)
+        th = _EXP_T_HI[j]
+        p = th + _fma(th, e, _EXP_T_LO[j] * (1.0 + e))
+        m = k >> 6
+        if scalef:
+            return _ldexp(p, np.float64(m))
+        half = m >> 1
+        return p * _bits_as_float64((half + 1023) << 52) * _bits_as_float64((m - half + 1023) << 52)
+    return exp_dd
+
+
+def pow_impl(out, scalef: bool):
+    """The scalar power of floats, rounded to the float type `out` (computed in float64)."""
+    exp_dd = _pow_exp(scalef)
+
+    def impl(a, b):
+        x, y = np.float64(a), np.float64(b)
+        ax = abs(x)
+        yinf = abs(y) == np.inf
+        edge = ax == 0.0 or ax == np.inf or yinf
+        lh, ll = _pow_log(1.0 if edge else ax)
+        y0 = 0.0 if edge else y
+        zh = y0 * lh
+        res = exp_dd(zh, _fma(y0, lh, -zh) + y0 * ll)
+        # zeros and infinities of x, infinite y: 0, inf or 1 (|x| = 1, y infinite)
+        res = (1.0 if ax == 1.0 else (np.inf if (ax > 1.0) == (y > 0.0) else 0.0)) if edge \
+            else res
+        odd = y - 2.0 * np.floor(0.5 * y) == 1.0  # an odd integer (below 2**53)
+        res = math.copysign(res, x) if odd else res
+        # (NaN as the CPU makes it for an invalid operation, and a NaN operand's own)
+        res = (ax - ax) * np.inf if (x < 0.0 and np.floor(y) != y and ax < np.inf) else res
+        res = x + y if (x != x or y != y) else res
+        return out(1.0 if (y == 0.0 or x == 1.0) else res)
+    return impl
+
+
+# exp2(x) = exp(x ln 2) with x ln 2 as a double-double (ln 2 to 106 bits, the product's
+# rounding error by fma), through power's exp: within an ulp, and 2**k exact for every
+# integer k (the reduced argument is then below 2**-70, so the polynomial's sum rounds to 1).
+_LN2_DD = (0.6931471805599453, 2.3190468138462996e-17)
+
+
+def exp2(x):
+    return np.exp2(x)
+
+
+@overload(exp2, inline="always")
+def _exp2(x):
+    if not _float_arg(x):
+        return lambda x: np.exp2(x)
+    exp_dd = _pow_exp(_SCALEF)
+    c_hi, c_lo = _LN2_DD
+
+    def impl(x):
+        v = np.float64(x)
+        zh = v * c_hi
+        res = exp_dd(zh, _fma(v, c_hi, -zh) + v * c_lo)
+        return v if v != v else res
     return impl

@@ -37,7 +37,7 @@ from lazyarray.runtime.layout import Spec
 # pass would read an input its output overwrote; 24: argmax/argmin in two passes (the extreme,
 # then its first index), tanh, sinh, cosh, log2, log10, arctanh, arcsinh, arccosh, cbrt as
 # lazyarray's own (`_h.tanh`, ...)
-CODEGEN_VERSION = 29
+CODEGEN_VERSION = 30
 
 
 class Unsupported(Exception):
@@ -89,7 +89,7 @@ _SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
 _VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log1p(",
                 "_h.sin(", "_h.cos(", "_h.tanh(", "_h.sinh(", "_h.cosh(", "_h.log2(", "_h.log10(",
                 "_h.arctanh(", "_h.arcsinh(", "_h.arccosh(", "_h.cbrt(", "_h.arctan(",
-                "_h.arctan2(", "_h.arcsin(", "_h.arccos(")
+                "_h.arctan2(", "_h.arcsin(", "_h.arccos(", "_h.exp2(")
 
 
 def _expr(comp: Module, i: int, fast: bool = False) -> str:

@@ -98,6 +98,8 @@ def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
     for a in args:
         if type(a) is Node:
             key += (a.dtype, a.shape)
+        elif type(a) is int and name in _COMPARISONS:  # the integer types it fits decide
+            key.append((a < 0, (~a if a < 0 else a).bit_length()))
         else:
             key.append(type(a))
     key = tuple(key)
@@ -139,11 +141,10 @@ def elementwise(name: str, *args, dtype: np.dtype | None = None) -> Node:
 
 def _elementwise_plan(name: str, args: tuple, dtype) -> tuple | None:
     """(output dtype, broadcast shape, loop input dtypes) of an elementwise op, or None when
-    the typing depends on a value (an out-of-range Python int in a comparison) or on more
-    than the operands' types (NumPy scalars)."""
+    the typing depends on more than the operands' types (NumPy scalars)."""
     types = [a.dtype if isinstance(a, Node) else weak_type(a) for a in args]
-    if name in _COMPARISONS and int in types:
-        return None
+    if name in _COMPARISONS and int in types:  # (an int's plan holds for every int of its
+        types = _comparison_types(types, args)  # sign and bit length: `elementwise`'s key)
     if not all(isinstance(a, Node) or type(a) in (int, float, bool, complex) for a in args):
         return None
     return _typing(name, args, types, dtype)

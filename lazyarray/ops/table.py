@@ -88,7 +88,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("sqrt",                "sqrt",                  E),
     _ew("cbrt",                "cbrt",                  E, "_h.cbrt({0})"),
     _ew("exp",                 "exponential",           E, "_h.exp({0})"),
-    _ew("exp2",                "exponential2",          E),
+    _ew("exp2",                "exponential2",          E, "_h.exp2({0})"),
     _ew("expm1",               "exponential-minus-one", E, "_h.expm1({0})"),
     _ew("log",                 "log",                   E, "_h.log({0})"),
     _ew("log2",                "log2",                  E, "_h.log2({0})"),
