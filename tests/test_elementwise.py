@@ -19,6 +19,7 @@ same structure reuse the kernel.  So the default run
 and ``-m slow`` checks values for the full dtype cross product.
 """
 
+import math
 import subprocess
 import sys
 import textwrap
@@ -756,7 +757,8 @@ def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
 VMATH = {"sin": np.sin, "cos": np.cos, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
          "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "log2": np.log2, "log10": np.log10,
          "arctanh": np.arctanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "cbrt": np.cbrt,
-         "arctan": np.arctan, "arcsin": np.arcsin, "arccos": np.arccos, "exp2": np.exp2}
+         "arctan": np.arctan, "arcsin": np.arcsin, "arccos": np.arccos, "exp2": np.exp2,
+         "tan": np.tan}
 TRIG_BIG = 2.0 ** 30  # numba_scalar.TRIG_BIG: above it sin/cos take libm (the fix-up pass)
 VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310,
                2.2250738585072014e-308, 1.4901161193847656e-08, 1.49e-08, 1e-300, 1.0, -1.0,
@@ -766,6 +768,13 @@ VMATH_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-
                6381956970095103.0 * 2.0 ** 797,  # the double nearest a multiple of pi/2
                0.7071067811865476, 0.7071067811865475, 1.4142135623730951, 1.0000000000000002,
                0.9999999999999999]
+
+
+def _libm_tan(x):
+    """libm's tan (Python's math.tan) of each element, rounded to x's dtype."""
+    with np.errstate(all="ignore"):
+        return np.array([math.tan(v) if math.isfinite(v) else math.nan for v in x.tolist()],
+                        np.float64).astype(x.dtype)
 
 
 def _vmath_inputs(name, dtype, n=100_000):
@@ -855,6 +864,10 @@ def test_compiled_vmath_is_within_an_ulp(name, dtype):
         want = VMATH[name](x)
         exact = VMATH[name](x.astype(np.float64)).astype(dtype)  # float32: correctly rounded
     assert got.dtype == want.dtype
+    if name == "tan":  # above 2**30 libm's tan (NumPy's own code differs near the poles)
+        big = np.abs(x) > TRIG_BIG
+        assert np.array_equal(got[big], _libm_tan(x[big]), equal_nan=True)
+        x, got, want, exact = x[~big], got[~big], want[~big], exact[~big]
     d = _ulp_distance(got, want)
     assert _ulp_distance(got, exact).max() <= 1
     if dtype == np.float32:  # NumPy's float32 SIMD log/sin/cos are off by up to 3 ulp themselves
@@ -1004,6 +1017,10 @@ def test_compiled_vmath_hypothesis(name, x):
         f = getattr(la, name)
         got = np.asarray(f(la.asarray(x)))
         want = VMATH[name](x)
+        if name == "tan":  # above 2**30 libm's (`test_compiled_vmath_is_within_an_ulp`)
+            big = np.abs(x) > TRIG_BIG
+            assert np.array_equal(got[big], _libm_tan(x[big]), equal_nan=True)
+            want = np.where(big, got, want)
         assert _ulp_distance(got, want).max() <= 1
         assert np.array_equal(np.signbit(got[got == 0]), np.signbit(want[want == 0]))
         fused = np.asarray(f(la.asarray(x)) * 2.0 + 1.0)
@@ -1034,6 +1051,9 @@ def test_compiled_trig_huge_arguments_in_fused_blocks():
         assert np.array_equal(got[big], want[big], equal_nan=True)
         assert np.allclose(got, want, rtol=0, atol=1e-15, equal_nan=True)
         assert np.array_equal(np.asarray(la.sin(E))[big], np.sin(e)[big], equal_nan=True)
+        got_tan = np.asarray(la.tan(E) + A * 0.0)
+        assert np.array_equal(got_tan[big], _libm_tan(e[big]), equal_nan=True)
+        assert _ulp_distance(got_tan[~big], np.tan(e[~big])).max() <= 1
         m = e.reshape(50, 100)
         got2 = np.asarray(la.sin(la.asarray(m)[:, ::2] * 1.0))
         assert _ulp_distance(got2, np.sin(m[:, ::2])).max() <= 1

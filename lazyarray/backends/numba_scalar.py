@@ -653,6 +653,80 @@ def _cos(x):
     return impl
 
 
+# tan(x): the reduction of sin and cos (x = n pi/2 + hi + lo), then sin and cos of hi + lo
+# as the unrounded sums of `_sincos_core` (hi + its tail, 1 - z/2 + its tail), and their
+# quotient (n even) or the negated inverse quotient (n odd) by one division corrected once by
+# its fma residual: the tails enter to first order, so the one sizable rounding is the last.
+def tan_fast(x):
+    return np.tan(x)
+
+
+def tan(x):
+    return np.tan(x)
+
+
+@numba.njit(inline="always")
+def _tan_core(v):
+    """tan(v) for |v| <= TRIG_BIG, by arithmetic only."""
+    t = v * _TWO_OVER_PI
+    big = t + _ROUND
+    nf = big - _ROUND
+    odd = _float64_as_bits(big) & 1
+    a = _fma(-nf, _PIO2_1, v)  # exact
+    w = nf * _PIO2_2
+    wl = _fma(nf, _PIO2_2, -w)
+    h = a - w
+    bb = h - a
+    e = (a - (h - bb)) - (w + bb)
+    lo = (e - wl) - nf * _PIO2_3
+    z = h * h
+    s1, s2, s3, s4, s5, s6, s7, s8, s9 = _SIN_C
+    ps = _fma(_fma(_fma(_fma(_fma(_fma(_fma(_fma(s9, z, s8), z, s7), z, s6), z, s5), z, s4),
+                        z, s3), z, s2), z, s1)
+    st = (h * z) * ps + lo * (1.0 - 0.5 * z)  # sin = h + st
+    c1, c2, c3, c4, c5, c6, c7, c8, c9 = _COS_C
+    pc = _fma(_fma(_fma(_fma(_fma(_fma(_fma(_fma(c9, z, c8), z, c7), z, c6), z, c5), z, c4),
+                        z, c3), z, c2), z, c1)
+    hz = 0.5 * z
+    ze = _fma(h, h, -z)
+    wc = 1.0 - hz
+    ct = (((1.0 - wc) - hz) - 0.5 * ze) + ((z * z) * pc - h * lo)  # cos = wc + ct
+    sh = h + st
+    sl = st - (sh - h)  # sin = sh + sl, sl below sh's ulp (|st| <= |h|/6)
+    ch = wc + ct
+    cl = ct - (ch - wc)
+    nh, nl, dh, dl = (ch, cl, sh, sl) if odd else (sh, sl, ch, cl)
+    r = nh / dh
+    r = r + (_fma(-r, dh, nh) + nl - r * dl) / dh
+    return -r if odd else r
+
+
+@overload(tan_fast, inline="always")
+def _tan_fast(x):
+    """tan for |x| <= TRIG_BIG (and NaN, +-0, subnormals); of no use above (`sin_fast`)."""
+    if not _float_arg(x):
+        return lambda x: np.tan(x)
+
+    def impl(x):
+        v = np.float64(x)
+        res = _tan_core(v)
+        return v if abs(v) < 7.450580596923828e-09 else res  # |v| < 2**-27: tan(v) rounds to v
+    return impl
+
+
+@overload(tan)
+def _tan(x):
+    if not _float_arg(x):
+        return lambda x: np.tan(x)
+
+    def impl(x):
+        v = np.float64(x)
+        if abs(v) > TRIG_BIG:
+            return math.tan(v) if v - v == 0 else v - v
+        return tan_fast(v)
+    return impl
+
+
 # log(x) = k*ln2 + log(m), m = x / 2**k in [sqrt(2)/2, sqrt(2)) cut from the IEEE bits.
 # With f = m - 1 (exact) and s = f / (2 + f): log(m) = 2*atanh(s) = 2s + s*T(s**2),
 # T(z) = sum 2 z**j / (2j + 1), |s| <= 0.1716, so z <= 0.0295 and 11 terms leave < 2**-70.

@@ -84,12 +84,12 @@ def _check(comp: Module) -> None:
 # |x| <= TRIG_BIG. Hot loops compute these in blocks (`_vector_block`): the fast forms over a
 # block's arguments into small buffers, a fix-up pass with the exact forms only for a block
 # that holds a huge argument, then the rest of the body reading the buffers.
-_SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})"}
+_SLOW_PATH = {"sin": "_h.sin_fast({0})", "cos": "_h.cos_fast({0})", "tan": "_h.tan_fast({0})"}
 # helpers whose loops LLVM vectorizes (in blocks, inside reductions)
 _VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log1p(",
                 "_h.sin(", "_h.cos(", "_h.tanh(", "_h.sinh(", "_h.cosh(", "_h.log2(", "_h.log10(",
                 "_h.arctanh(", "_h.arcsinh(", "_h.arccosh(", "_h.cbrt(", "_h.arctan(",
-                "_h.arctan2(", "_h.arcsin(", "_h.arccos(", "_h.exp2(")
+                "_h.arctan2(", "_h.arcsin(", "_h.arccos(", "_h.exp2(", "_h.tan(")
 
 
 def _expr(comp: Module, i: int, fast: bool = False) -> str:

@@ -7,7 +7,6 @@ value is needed. Operands are Nodes or Python/NumPy scalars (weak/strong as in N
 from __future__ import annotations
 
 import math
-import functools
 import operator
 import weakref
 

@@ -98,7 +98,7 @@ ELEMENTWISE: tuple[OpDef, ...] = (
     _ew("logaddexp2",          "logaddexp2",            E),
     _ew("sin",                 "sine",                  E, "_h.sin({0})"),
     _ew("cos",                 "cosine",                E, "_h.cos({0})"),
-    _ew("tan",                 "tan",                   E),
+    _ew("tan",                 "tan",                   E, "_h.tan({0})"),
     _ew("arcsin",              "asin",                  E, "_h.arcsin({0})"),
     _ew("arccos",              "acos",                  E, "_h.arccos({0})"),
     _ew("arctan",              "atan",                  E, "_h.arctan({0})"),
