@@ -200,3 +200,42 @@ class LargeTraces:
         return self.xp.cache_info()["trace_replays"] - before
 
     track_replays_in_10_calls.unit = "replays"
+
+
+class GraphPlans:
+    """Evaluations just above the eager threshold that are not float64 traces (integer add,
+    integer sum, a comparison's any, a reshape's column sum on 4e4 elements): the Python
+    around a 5-10 us kernel, which takes the plan of the first evaluation of the same graph
+    structure (no lowering, no optimizing)."""
+
+    params = [["int add", "int sum", "any", "reshape sum"], ["numpy", "lazyarray"]]
+    param_names = ["case", "engine"]
+
+    def setup(self, case, engine):
+        self.xp = _setup_engine(self, engine)
+        q = np.arange(40_000)
+        x = np.linspace(-1.0, 1.0, 40_000)
+        if self.xp is not np:
+            q, x = self.xp.asarray(q), self.xp.asarray(x)
+        self.fn = {"int add": lambda: np.asarray(q + 1),
+                   "int sum": lambda: int(q.sum()),
+                   "any": lambda: bool((q == 3).any()),
+                   "reshape sum": lambda: np.asarray(x.reshape(-1, 100).sum(axis=0))}[case]
+        for _ in range(3):
+            self.fn()
+
+    def teardown(self, case, engine):
+        _teardown_engine(self)
+
+    def time_evaluate(self, case, engine):
+        self.fn()
+
+    def track_plan_hits_in_10_calls(self, case, engine):
+        if self.xp is np:
+            return 0
+        before = self.xp.cache_info()["plan_hits"]
+        for _ in range(10):
+            self.fn()
+        return self.xp.cache_info()["plan_hits"] - before
+
+    track_plan_hits_in_10_calls.unit = "plan hits"
