@@ -902,19 +902,28 @@ def test_compiled_arctan2_is_within_an_ulp(dtype):
                       -1e-310, 1.7976931348623157e308, -1.7976931348623157e308, 3.0])
     ey, ex = (a.ravel() for a in np.meshgrid(edges, edges))
     y, x = np.concatenate([y, ey]).astype(dtype), np.concatenate([x, ex]).astype(dtype)
+    _assert_binary_within_an_ulp("arctan2", y, x, lambda y, x, want: ~(  # 0, inf, NaN operands
+        np.isfinite(y) & np.isfinite(x) & (y != 0) & (x != 0)))
+
+
+def _assert_binary_within_an_ulp(name, a, b, special):
+    """The compiled la.<name>(a, b) within one ulp of NumPy's (float32: of the correctly
+    rounded value, and no further from NumPy's than NumPy's own is from it); where
+    `special(a, b, want)` is true, NumPy's bits (signed zeros, infinities, NaN)."""
+    f = getattr(np, name)
     with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
-        got = np.asarray(la.arctan2(la.asarray(y), la.asarray(x)))
-        want = np.arctan2(y, x)
-        exact = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(dtype)
+        got = np.asarray(getattr(la, name)(la.asarray(a), la.asarray(b)))
+        want = f(a, b)
+        exact = f(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
     assert got.dtype == want.dtype
     assert _ulp_distance(got, exact).max() <= 1
     d = _ulp_distance(got, want)
-    if dtype == np.float32:
+    if a.dtype == np.float32:
         d = np.maximum(d - _ulp_distance(want, exact), 0)
-    assert d.max() <= 1, (y[d.argmax()], x[d.argmax()], got[d.argmax()], want[d.argmax()])
-    special = ~(np.isfinite(y) & np.isfinite(x) & (y != 0) & (x != 0))  # 0, inf, NaN
-    assert np.array_equal(got[special], want[special], equal_nan=True)
-    assert np.array_equal(np.signbit(got[special]), np.signbit(want[special]))
+    assert d.max() <= 1, (a[d.argmax()], b[d.argmax()], got[d.argmax()], want[d.argmax()])
+    sp = special(a, b, want)
+    assert np.array_equal(got[sp], want[sp], equal_nan=True)
+    assert np.array_equal(np.signbit(got[sp]), np.signbit(want[sp]))
 
 
 POW_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5,
@@ -943,19 +952,8 @@ def test_compiled_power_is_within_an_ulp(dtype):
     ey, ex = (a.ravel() for a in np.meshgrid(POW_EDGES, POW_EDGES))
     with np.errstate(all="ignore"):
         x, y = np.concatenate([x, ex]).astype(dtype), np.concatenate([y, ey]).astype(dtype)
-    with la.options(backend="cpu", eager_threshold=0), np.errstate(all="ignore"):
-        got = np.asarray(la.power(la.asarray(x), la.asarray(y)))
-        want = np.power(x, y)
-        exact = np.power(x.astype(np.float64), y.astype(np.float64)).astype(dtype)
-    assert got.dtype == want.dtype
-    assert _ulp_distance(got, exact).max() <= 1
-    d = _ulp_distance(got, want)
-    if dtype == np.float32:
-        d = np.maximum(d - _ulp_distance(want, exact), 0)
-    assert d.max() <= 1, (x[d.argmax()], y[d.argmax()], got[d.argmax()], want[d.argmax()])
-    special = ~np.isfinite(want) | (want == 0)
-    assert np.array_equal(got[special], want[special], equal_nan=True)
-    assert np.array_equal(np.signbit(got[special]), np.signbit(want[special]))
+    _assert_binary_within_an_ulp("power", x, y, lambda x, y, want: ~np.isfinite(want) | (
+        want == 0))
 
 
 @pytest.mark.parametrize("dtypes", [("float64", "int64"), ("int32", "float32"),

@@ -624,33 +624,25 @@ def _trig_big(x):
     return impl
 
 
-@overload(sin)
-def _sin(x):
-    """sin for any argument: the fast path, or libm above TRIG_BIG (a branch, so a loop that
-    calls this does not vectorize: kernels call it only where a loop would not anyway, and
-    in the fix-up pass)."""
-    if not _float_arg(x):
-        return lambda x: np.sin(x)
+def _libm_above_big(ref, libm, fast):
+    """The overload of a trigonometric function for any argument: `fast`, or `libm` above
+    TRIG_BIG (a branch, so a loop that calls this does not vectorize: kernels call it only
+    where a loop would not anyway, and in the fix-up pass)."""
+    def overload_(x):
+        if not _float_arg(x):
+            return lambda x: ref(x)
 
-    def impl(x):
-        v = np.float64(x)
-        if abs(v) > TRIG_BIG:
-            return math.sin(v) if v - v == 0 else v - v
-        return sin_fast(v)
-    return impl
+        def impl(x):
+            v = np.float64(x)
+            if abs(v) > TRIG_BIG:
+                return libm(v) if v - v == 0 else v - v
+            return fast(v)
+        return impl
+    return overload_
 
 
-@overload(cos)
-def _cos(x):
-    if not _float_arg(x):
-        return lambda x: np.cos(x)
-
-    def impl(x):
-        v = np.float64(x)
-        if abs(v) > TRIG_BIG:
-            return math.cos(v) if v - v == 0 else v - v
-        return cos_fast(v)
-    return impl
+overload(sin)(_libm_above_big(np.sin, math.sin, sin_fast))
+overload(cos)(_libm_above_big(np.cos, math.cos, cos_fast))
 
 
 # tan(x): the reduction of sin and cos (x = n pi/2 + hi + lo), then sin and cos of hi + lo
@@ -714,17 +706,7 @@ def _tan_fast(x):
     return impl
 
 
-@overload(tan)
-def _tan(x):
-    if not _float_arg(x):
-        return lambda x: np.tan(x)
-
-    def impl(x):
-        v = np.float64(x)
-        if abs(v) > TRIG_BIG:
-            return math.tan(v) if v - v == 0 else v - v
-        return tan_fast(v)
-    return impl
+overload(tan)(_libm_above_big(np.tan, math.tan, tan_fast))
 
 
 # log(x) = k*ln2 + log(m), m = x / 2**k in [sqrt(2)/2, sqrt(2)) cut from the IEEE bits.
