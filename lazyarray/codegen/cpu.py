@@ -36,7 +36,8 @@ from lazyarray.runtime.layout import Spec
 # software prefetch in large 1-d reductions (`Spec.prefetch`); -1 from a loop whose second
 # pass would read an input its output overwrote; 24: argmax/argmin in two passes (the extreme,
 # then its first index), tanh, sinh, cosh, log2, log10, arctanh, arcsinh, arccosh, cbrt as
-# lazyarray's own (`_h.tanh`, ...)
+# lazyarray's own (`_h.tanh`, ...); ...; 30: power of floats, exp2 and tan as lazyarray's own
+# (`_h.power` no longer calls libm: the same kernel source compiles to other code)
 CODEGEN_VERSION = 30
 
 
