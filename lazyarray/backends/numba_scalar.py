@@ -1559,10 +1559,10 @@ def _arccos(x):
 # by fma and |r| < 2**-7; log m = log(1/c) + log1p(r), with log(1/c) from a table of
 # double-doubles (its high part a multiple of 2**-42, as k ln2_hi is, so their sum is exact)
 # and log1p(r) = r - r**2/2 (exact by fma) + r**3 times its Taylor series to r**9 (the first
-# term left out is below 2**-77). exp of the product y log|x| = zh + zl: the argument less
-# n ln 2 as a double-double, then 1 + r by two-sum plus the polynomial of `exp`, so the one
-# sizable rounding is the last addition (the scaling by 2**n rounds again only for
-# subnormal results). The special values (zeros, infinities, NaN, negative x) follow C99 and
+# term left out is below 2**-77). exp of the product y log|x| = zh + zl (`_pow_exp`): the
+# argument less n ln2/64 as a double-double, then 2**(n/64) from a table times its Taylor
+# polynomial, so the one sizable rounding is the last addition (the scaling by 2**(n >> 6)
+# rounds again only for subnormal results). The special values (zeros, infinities, NaN, negative x) follow C99 and
 # NumPy: the sign of an odd integer power, NaN for a negative x to a non-integer power, 1
 # for x**0 and 1**y whatever the other operand.
 _POW_LOW = (1 + 53 / 128) / 2  # a bucket boundary (the buckets tile m's binades)
