@@ -510,19 +510,18 @@ _COS_C = tuple((-1) ** k / math.factorial(2 * k) for k in range(2, 11))  # r**4 
 
 
 @numba.njit(inline="always")
-def _sincos_core(v, odd):
-    """sin(v) (odd=0) or cos(v) (odd=1) for |v| <= TRIG_BIG, by arithmetic only.
+def _sincos_parts(v):
+    """(the rounded sum's bits, whose low bits are n mod 4; sin and cos of v as unrounded sums
+    hi + tail each) for |v| <= TRIG_BIG, by arithmetic only.
 
     v = n*pi/2 + (hi + lo): n*_PIO2_1 is subtracted with one fma, which is exact (the result
     is a multiple of 2**-52 below 1 in magnitude, or v itself); n*_PIO2_2 is subtracted with
     its product and the subtraction both error-free (fma product error, two-sum), so hi + lo
-    carries the reduced argument to ~2**-127 absolute. Then sin or cos of hi + lo by Taylor
-    polynomials in z = hi**2 (|hi| <= pi/4 + tiny), with lo entering to first order, and the
-    quadrant (n mod 4) picks the polynomial and the sign."""
+    carries the reduced argument to ~2**-127 absolute. Then sin and cos of hi + lo by Taylor
+    polynomials in z = hi**2 (|hi| <= pi/4 + tiny), with lo entering to first order."""
     t = v * _TWO_OVER_PI
     big = t + _ROUND
     nf = big - _ROUND
-    q = _float64_as_bits(big) + odd  # low bits of the rounded sum: n mod 4, plus 1 for cos
     a = _fma(-nf, _PIO2_1, v)  # exact
     w = nf * _PIO2_2
     wl = _fma(nf, _PIO2_2, -w)  # n*P2 = w + wl exactly
@@ -542,7 +541,7 @@ def _sincos_core(v, odd):
     ps = _fma(ps, z, s3)
     ps = _fma(ps, z, s2)
     ps = _fma(ps, z, s1)
-    sn = h + ((h * z) * ps + lo * (1.0 - 0.5 * z))
+    st = (h * z) * ps + lo * (1.0 - 0.5 * z)
     # cos(h + lo) = 1 - z/2 + z**2*C(z) - h*lo; 1 - z/2 is carried with its rounding errors
     # (of the square, by fma, and of the subtraction, by fast-two-sum since 1 >= z/2)
     c1, c2, c3, c4, c5, c6, c7, c8, c9 = _COS_C
@@ -558,8 +557,17 @@ def _sincos_core(v, odd):
     hz = 0.5 * z
     ze = _fma(h, h, -z)
     wc = 1.0 - hz
-    cs = wc + ((((1.0 - wc) - hz) - 0.5 * ze) + ((z * z) * pc - h * lo))
-    res = cs if q & 1 else sn
+    ct = (((1.0 - wc) - hz) - 0.5 * ze) + ((z * z) * pc - h * lo)
+    return _float64_as_bits(big), h, st, wc, ct
+
+
+@numba.njit(inline="always")
+def _sincos_core(v, odd):
+    """sin(v) (odd=0) or cos(v) (odd=1) for |v| <= TRIG_BIG: the quadrant (n mod 4, plus 1
+    for cos) picks the sum and the sign."""
+    bits, h, st, wc, ct = _sincos_parts(v)
+    q = bits + odd
+    res = wc + ct if q & 1 else h + st
     return -res if q & 2 else res
 
 
@@ -660,29 +668,8 @@ def tan(x):
 @numba.njit(inline="always")
 def _tan_core(v):
     """tan(v) for |v| <= TRIG_BIG, by arithmetic only."""
-    t = v * _TWO_OVER_PI
-    big = t + _ROUND
-    nf = big - _ROUND
-    odd = _float64_as_bits(big) & 1
-    a = _fma(-nf, _PIO2_1, v)  # exact
-    w = nf * _PIO2_2
-    wl = _fma(nf, _PIO2_2, -w)
-    h = a - w
-    bb = h - a
-    e = (a - (h - bb)) - (w + bb)
-    lo = (e - wl) - nf * _PIO2_3
-    z = h * h
-    s1, s2, s3, s4, s5, s6, s7, s8, s9 = _SIN_C
-    ps = _fma(_fma(_fma(_fma(_fma(_fma(_fma(_fma(s9, z, s8), z, s7), z, s6), z, s5), z, s4),
-                        z, s3), z, s2), z, s1)
-    st = (h * z) * ps + lo * (1.0 - 0.5 * z)  # sin = h + st
-    c1, c2, c3, c4, c5, c6, c7, c8, c9 = _COS_C
-    pc = _fma(_fma(_fma(_fma(_fma(_fma(_fma(_fma(c9, z, c8), z, c7), z, c6), z, c5), z, c4),
-                        z, c3), z, c2), z, c1)
-    hz = 0.5 * z
-    ze = _fma(h, h, -z)
-    wc = 1.0 - hz
-    ct = (((1.0 - wc) - hz) - 0.5 * ze) + ((z * z) * pc - h * lo)  # cos = wc + ct
+    bits, h, st, wc, ct = _sincos_parts(v)
+    odd = bits & 1
     sh = h + st
     sl = st - (sh - h)  # sin = sh + sl, sl below sh's ulp (|st| <= |h|/6)
     ch = wc + ct
