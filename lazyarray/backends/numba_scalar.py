@@ -654,7 +654,7 @@ overload(cos)(_libm_above_big(np.cos, math.cos, cos_fast))
 
 
 # tan(x): the reduction of sin and cos (x = n pi/2 + hi + lo), then sin and cos of hi + lo
-# as the unrounded sums of `_sincos_core` (hi + its tail, 1 - z/2 + its tail), and their
+# as the unrounded sums of `_sincos_parts` (hi + its tail, 1 - z/2 + its tail), and their
 # quotient (n even) or the negated inverse quotient (n odd) by one division corrected once by
 # its fma residual: the tails enter to first order, so the one sizable rounding is the last.
 def tan_fast(x):
