@@ -29,9 +29,9 @@ from lazyarray._creation import (  # noqa: E402
     __array_namespace_info__,
 )
 from lazyarray._funcs import (  # noqa: E402
-    allclose, around, array_equal, array_equiv, average, clip, copyto, count_nonzero, isclose,
-    nan_to_num, nanmax, nanmean, nanmin, nanprod, nansum, place, polyval, ptp, put, putmask,
-    round, where,
+    allclose, argwhere, around, array_equal, array_equiv, average, clip, copyto, count_nonzero,
+    flatnonzero, isclose, nan_to_num, nanmax, nanmean, nanmin, nanprod, nansum, nonzero, place,
+    polyval, ptp, put, putmask, round, where,
 )
 from lazyarray._indexing import compress, take, take_along_axis  # noqa: E402
 from lazyarray._manipulation import (  # noqa: E402

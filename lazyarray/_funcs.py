@@ -10,8 +10,9 @@ from lazyarray import config
 from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
                              _small, _tiny_values, _value_array, operand, record_two_scalars,
                              record_where, wrap)
+from lazyarray.backends import numba_cpu
 from lazyarray.graph import build
-from lazyarray.graph.node import Node
+from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.dtypes import result_type, weak_type
 
 
@@ -30,7 +31,7 @@ def where(condition, x=None, y=None):
                 and config.get().backend != "cuda"):
             return _value_array(_WHERE(c, a, b))  # the eager tier: NumPy's where, right now
     if x is None and y is None:
-        return _fallback(np.where, condition)
+        return nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     values = _tiny_values((condition, x, y)) if config.get().backend != "cuda" else None
@@ -256,6 +257,39 @@ def ptp(a, axis=None, out=None, keepdims=False):
     x = _a(a)
     res = x.max(axis=axis, keepdims=keepdims) - x.min(axis=axis, keepdims=keepdims)
     return _finish(res._node, out, "maximum")
+
+
+def nonzero(a):
+    """Indices of the elements that are non-zero (see numpy.nonzero).
+
+    Returns a tuple of int64 arrays, one per dimension of `a`, the indices in C order. How
+    many there are depends on the values, so the mask (``a != 0``, fused with whatever
+    computes `a`) is computed here; a large one is scanned on all threads
+    (`backends.numba_cpu.nonzero`)."""
+    x = a if isinstance(a, Array) else np.asarray(a)
+    if x.ndim == 0 or x.dtype.kind not in "biufc" or (x.dtype != bool and not isinstance(
+            a, Array)):
+        return _fallback(np.nonzero, a)  # (NumPy's errors, and NumPy's loop for its arrays)
+    return tuple(Array(buffer(i)) for i in _nonzero_rows(x))
+
+
+def _nonzero_rows(x) -> np.ndarray:
+    """`numba_cpu.nonzero` of the mask of `x` (an Array or a NumPy bool array)."""
+    return numba_cpu.nonzero(np.asarray(x if x.dtype == bool else x != 0))
+
+
+def flatnonzero(a):
+    """Indices of the non-zero elements of the flattened `a` (see numpy.flatnonzero)."""
+    return nonzero(_a(a).ravel())[0]
+
+
+def argwhere(a):
+    """Indices of the non-zero elements, one row per element (see numpy.argwhere): the
+    arrays of `nonzero` as the columns of an (N, a.ndim) array."""
+    x = _a(a)
+    if x.ndim == 0:
+        return _fallback(np.argwhere, a)
+    return Array(buffer(_nonzero_rows(x))).T
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):

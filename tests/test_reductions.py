@@ -327,6 +327,39 @@ def test_flat_arg_reductions_find_numpys_index(mode, op, dtype):
         check_reduction(op, x[:3000].reshape(3, 1000, 1)[:, ::3])  # a strided view, flattened
 
 
+@pytest.mark.parametrize("dtype", ["int16", "uint32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_flat_arg_reductions_across_chunks(compiled, op, dtype):
+    """A whole 1-d array's argmin/argmax over several chunks of ARG_CHUNK (each chunk's
+    extreme in parallel, then the first chunk holding the overall one): the extreme in the
+    first, a middle or the last chunk, on a chunk's first or last element, tied across
+    chunks (the first chunk's wins), a NaN in a chunk after the extreme, and fused with
+    the work that computes the values."""
+    from lazyarray.codegen.cpu import ARG_CHUNK
+
+    rng = np.random.default_rng(sum(map(ord, op + dtype)))
+    n = 3 * ARG_CHUNK + 123
+    dt = np.dtype(dtype)
+    base = (rng.integers(10, 100, n) if dt.kind in "iu" else rng.random(n) + 10).astype(dt)
+    top, bottom = (dt.type(120), dt.type(1)) if dt.kind in "iu" else (dt.type(50), dt.type(1))
+    cases = []
+    for at in (0, ARG_CHUNK - 1, ARG_CHUNK, 2 * ARG_CHUNK + 5, n - 1):
+        x = base.copy()
+        x[at] = top if op == "argmax" else bottom
+        cases.append(x)
+    tied = base.copy()
+    tied[[ARG_CHUNK + 3, 2 * ARG_CHUNK, n - 2]] = top if op == "argmax" else bottom
+    cases.append(tied)
+    if dt.kind == "f":
+        nan = tied.copy()
+        nan[[2 * ARG_CHUNK + 9, n - 1]] = np.nan
+        cases += [nan, np.full(n, -np.inf, dt), np.full(n, np.nan, dt)]
+    for x in cases:
+        check_reduction(op, x)
+        assert_like_numpy(getattr(la.asarray(x) * 2, op)(), getattr(x * 2, op)(),
+                          what=f"{op} of x * 2")
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "uint64", "float32", "float64"])
 @pytest.mark.parametrize("op", ["argmin", "argmax"])
 def test_row_arg_reductions_in_lanes_find_numpys_index(mode, op, dtype):

@@ -252,3 +252,122 @@ def _copy_row_bytes(src, s_row, dst, d_row, rows, width):
         a, b = np.uint64(r * s_row), np.uint64(r * d_row)
         for k in range(np.uint64(width)):
             dst[b + k] = src[a + k]
+
+
+NONZERO_MIN = 1 << 16  # mask elements below which `nonzero` is NumPy's (one thread)
+NONZERO_CHUNK = 1 << 14  # mask elements per chunk of `nonzero`, at least
+SPARSE = 64  # a chunk with fewer true elements than 1 in SPARSE: a branch per element
+
+
+def nonzero(mask: np.ndarray) -> np.ndarray:
+    """np.nonzero(mask) for a boolean array of one or more axes, as one (mask.ndim, count)
+    int64 array: row d the indices along axis d of its true elements, in C order. Large
+    C-contiguous masks on all threads in two passes over
+    chunks of the flattened mask: each chunk's count, then (from the running sum of the
+    counts, where its indices start) each chunk writes its indices, branch-free: every
+    element's index is written at the chunk's next position, which advances past true ones
+    only, up to the chunk's last true element (so no write lands in a neighbour's range)."""
+    if (mask.size < max(NONZERO_MIN, 1) or mask.ndim == 0 or not mask.flags.c_contiguous
+            or _thread_controls() is None):
+        return np.array(np.nonzero(mask), dtype=np.int64).reshape(mask.ndim, -1)
+    flat = mask.reshape(-1).view(np.uint8)
+    nch = -(-flat.size // max(NONZERO_CHUNK, -(-flat.size // 4096)))
+    size = -(-flat.size // nch // 8) * 8  # (whole words of 8 elements: `_fill_flat`)
+    nch = -(-flat.size // size)
+    starts = np.zeros(nch + 1, np.int64)
+    _chunk_counts(flat, size, starts[1:])
+    np.cumsum(starts, out=starts)
+    from lazyarray.runtime import pool
+
+    out = pool.empty((mask.ndim, int(starts[-1])), np.int64)
+    if mask.ndim == 1:
+        _fill_flat(flat, flat[:flat.size // 8 * 8].view(np.uint64), size, starts, out[0])
+    else:
+        _fill_indices(flat, np.array(mask.shape, np.int64), size, starts, out)
+    return out
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _chunk_counts(flat, size, counts):
+    # (unsigned indices, here and below: no negative-index wraparound test, which kept LLVM
+    # from vectorizing the count)
+    for c in numba.prange(counts.size):
+        n = 0
+        for i in range(np.uint64(c * size), np.uint64(min(c * size + size, flat.size))):
+            n += flat[i] != 0
+        counts[c] = n
+
+
+@numba.njit(inline="always")
+def _last_true(flat, lo, hi):
+    last = hi - 1
+    while last >= lo and flat[np.uint64(last)] == 0:
+        last -= 1
+    return last
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _fill_flat(flat, words, size, starts, out):
+    for c in numba.prange(starts.size - 1):
+        lo = c * size
+        pos = np.uint64(starts[c])
+        found = starts[c + 1] - starts[c]
+        hi = min(lo + size, flat.size)
+        if found * SPARSE < hi - lo:  # few: a branch per 8 elements (`words`), rarely taken
+            for k in range(lo // 8, hi // 8):
+                if words[np.uint64(k)]:
+                    for i in range(8 * k, 8 * k + 8):
+                        if flat[np.uint64(i)]:
+                            out[pos] = i
+                            pos += np.uint64(1)
+            for i in range(hi // 8 * 8, hi):
+                if flat[np.uint64(i)]:
+                    out[pos] = i
+                    pos += np.uint64(1)
+        elif found:
+            for i in range(lo, _last_true(flat, lo, hi) + 1):
+                out[pos] = i
+                pos += np.uint64(flat[np.uint64(i)] != 0)
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _fill_indices(flat, shape, size, starts, out):
+    """`_fill_flat` for a mask of 2 or more axes: out[d] the indices along axis d. The index
+    along the last axis counts up with the element, the others move when it wraps."""
+    nd = shape.size
+    last = nd - 1
+    width = shape[last]
+    for c in numba.prange(starts.size - 1):
+        lo = c * size
+        pos = np.uint64(starts[c])
+        found = starts[c + 1] - starts[c]
+        hi = min(lo + size, flat.size)
+        if found:
+            at = np.empty(nd, np.int64)  # the N-d index of element lo
+            rest = lo
+            for d in range(last, -1, -1):
+                at[d] = rest % shape[d]
+                rest //= shape[d]
+            j = at[last]
+            row = at[0]
+            end = hi if found * SPARSE < hi - lo else _last_true(flat, lo, hi) + 1
+            for i in range(lo, end):
+                t = flat[np.uint64(i)] != 0
+                if found * SPARSE >= hi - lo or t:
+                    if nd == 2:
+                        out[0, pos] = row
+                    else:
+                        for d in range(last):
+                            out[d, pos] = at[d]
+                    out[last, pos] = j
+                    pos += np.uint64(t)
+                j += 1
+                if j == width:
+                    j = 0
+                    d = last - 1
+                    at[d] += 1
+                    while at[d] == shape[d] and d > 0:
+                        at[d] = 0
+                        d -= 1
+                        at[d] += 1
+                    row = at[0]

@@ -478,7 +478,9 @@ def advanced_getitem(node: Node, key) -> Node:
                         f"boolean index did not match indexed array along axis {ax + d}; size "
                         f"of axis is {node.shape[ax + d]} but size of corresponding boolean "
                         f"axis is {k.shape[d]}")
-            for d, nz in enumerate(np.nonzero(k)):
+            from lazyarray.backends import numba_cpu  # (the mask's indices on all threads)
+
+            for d, nz in enumerate(numba_cpu.nonzero(k)):
                 adv.append((buffer_of(nz), pos, ax + d))
         elif isinstance(k, Node):
             adv.append((k, pos, ax))
