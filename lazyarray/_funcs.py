@@ -8,6 +8,7 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
+                             eager_result, eager_values,
                              _small, _tiny_values, _value_array, operand, record_two_scalars,
                              record_where, wrap)
 from lazyarray.backends import numba_cpu
@@ -124,6 +125,9 @@ def operand_node(a) -> Node:
 
 def round(a, decimals=0, out=None):
     """Evenly round to the given number of decimals (see numpy.round)."""
+    values = eager_values((a,)) if out is None else None
+    if values is not None:  # the eager tier
+        return eager_result(np.round(values[0], decimals), values)
     node = operand_node(a)
     if node.dtype.kind in "biu" and decimals >= 0:
         res = Array(node)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.array import Array, _fallback, as_node
+from lazyarray.array import Array, _fallback, as_node, eager_result, eager_values
 from lazyarray.backends import numba_cpu
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
@@ -56,6 +56,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         return _fallback(np.take, a, indices, axis=axis, out=out, mode=mode)
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    values = eager_values((a, indices))
+    if values is not None:  # the eager tier
+        return eager_result(np.take(*values, axis=axis, mode=mode), values)
     arr = _arr(a)
     if axis is None:
         arr, axis = arr.ravel(), 0

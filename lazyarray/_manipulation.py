@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from lazyarray.array import Array, as_node
+from lazyarray.array import Array, as_node, eager_result, eager_values
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, constant
 
@@ -164,6 +164,11 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     lazyarray notes: lazy -- a zero-filled result with each input written into place (the
     writes run in place on the one result buffer).
     """
+    values = eager_values(arrays) if out is None and isinstance(arrays, (list, tuple)) \
+        and arrays else None
+    if values is not None:  # the eager tier
+        return eager_result(np.concatenate(values, axis=axis, dtype=dtype, casting=casting),
+                            values)
     arrs = [_arr(a) for a in arrays]
     if not arrs:
         raise ValueError("need at least one array to concatenate")

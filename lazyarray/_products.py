@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from lazyarray.array import Array, _fallback, as_node, wrap
+from lazyarray.array import Array, _fallback, as_node, eager_result, eager_values, wrap
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import ufunc_loop
@@ -38,6 +38,9 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
     """
     if dtype is not None or kwargs:
         return _fallback(np.matmul, x1, x2, out=out, dtype=dtype, casting=casting, **kwargs)
+    values = eager_values((x1, x2)) if out is None else None
+    if values is not None:  # the eager tier
+        return eager_result(np.matmul(*values), values)
     res = wrap(_matmul_node(as_node(x1), as_node(x2)))
     if out is not None:
         out._assign(res, casting=casting)
@@ -48,6 +51,9 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
 def dot(a, b, out=None):
     """Dot product of two arrays (see numpy.dot): matmul for 1-D and 2-D, a product for
     scalars; N-D arguments use NumPy."""
+    values = eager_values((a, b)) if out is None else None
+    if values is not None:  # the eager tier
+        return eager_result(np.dot(*values), values)
     na, nb = np.ndim(a) if not isinstance(a, Array) else a.ndim, \
         np.ndim(b) if not isinstance(b, Array) else b.ndim
     if na == 0 or nb == 0:

@@ -201,11 +201,17 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 def argmax(a, axis=None, out=None, *, keepdims=False):
     """Indices of the maximum values (first occurrence; NaN wins) (see numpy.argmax)."""
+    v = _tiny(a) if out is None else None
+    if v is not None:  # the eager tier
+        return _eager(np.argmax(v, axis, keepdims=keepdims))
     return _finish(build.argreduce(as_node(a), "max", axis, keepdims), out, "argmax")
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """Indices of the minimum values (first occurrence; NaN wins) (see numpy.argmin)."""
+    v = _tiny(a) if out is None else None
+    if v is not None:  # the eager tier
+        return _eager(np.argmin(v, axis, keepdims=keepdims))
     return _finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
 
 
@@ -338,6 +344,9 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 
 def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:
+    v = _tiny(a) if out is None else None
+    if v is not None:  # the eager tier
+        return _eager((np.cumsum if name == "add" else np.cumprod)(v, axis, dtype))
     node = as_node(a)
     if axis is not None:
         axis = operator.index(axis)

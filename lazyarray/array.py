@@ -366,6 +366,22 @@ def _tiny_values(args) -> list | None:
     return values
 
 
+def eager_values(arrays) -> list | None:
+    """NumPy values of `arrays` when a function other than an operator runs on the eager
+    tier (`_tiny_values`: every array a tiny computed value), for the NumPy function to run
+    right now; None on the CUDA backend (results follow the data onto the GPU) and for
+    anything else."""
+    return _tiny_values(arrays) if _options().backend != "cuda" else None
+
+
+def eager_result(res, inputs) -> Array:
+    """A NumPy function's result on eager values as an Array (`_eager`): copied where it is
+    one of the `inputs` themselves."""
+    if any(res is v for v in inputs):
+        res = res.copy()
+    return _eager(res)
+
+
 def _small_broadcast(values) -> bool:
     """Is the broadcast of these tiny values tiny too? An outer product of two tiny vectors
     (`x[:, None] - y`) is not: it stays lazy, so that what consumes it can fuse with it (a
@@ -1646,6 +1662,9 @@ class Array:
                             f"to the rule {casting!r}")
         if dtype.kind not in "biufc":
             return _fallback(lambda a: a.astype(dtype), self)
+        v = _small(self) if _options().backend != "cuda" else None
+        if v is not None:  # the eager tier
+            return _eager(v.astype(dtype))
         return Array(build.convert(self._node, dtype))
 
     def copy(self, order="C") -> Array:

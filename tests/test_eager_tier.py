@@ -152,3 +152,62 @@ def test_a_0d_eager_value_is_handed_out_as_a_fresh_array():
         r = la.sqrt(s)
         assert r._val is None and r._st.node.op != "buffer"
     assert float(r) == np.sqrt(12.0)
+
+
+_EAGER_FUNCS = {
+    "argmax": lambda xp, x, i, m: xp.argmax(x),
+    "argmin axis": lambda xp, x, i, m: xp.argmin(m, axis=1, keepdims=True),
+    "cumsum": lambda xp, x, i, m: xp.cumsum(m),
+    "cumprod axis int": lambda xp, x, i, m: xp.cumprod(i.reshape(5, 8), axis=0, dtype=np.int32),
+    "take": lambda xp, x, i, m: xp.take(x, i, mode="wrap"),
+    "take axis": lambda xp, x, i, m: xp.take(m, i[:3] % 6, axis=1),
+    "concatenate": lambda xp, x, i, m: xp.concatenate([x, i, x[:3]]),
+    "concatenate axis": lambda xp, x, i, m: xp.concatenate((m, m * 2), axis=-1),
+    "astype": lambda xp, x, i, m: x.astype(np.float32),
+    "astype int": lambda xp, x, i, m: (x * 100).astype(np.int16),
+    "matmul": lambda xp, x, i, m: m @ m.T,
+    "matvec": lambda xp, x, i, m: xp.matmul(m, x[:6]),
+    "dot": lambda xp, x, i, m: xp.dot(x, x),
+    "round": lambda xp, x, i, m: xp.round(x * 10, 1),
+    "sort": lambda xp, x, i, m: xp.sort(m, axis=0),
+    "argsort": lambda xp, x, i, m: xp.argsort(i, kind="stable"),
+    "searchsorted": lambda xp, x, i, m: xp.searchsorted(xp.sort(x), x[:5]),
+    "median": lambda xp, x, i, m: xp.median(m, axis=0),
+    "percentile": lambda xp, x, i, m: xp.percentile(x, [10, 90]),
+}
+
+
+@pytest.mark.parametrize("name", list(_EAGER_FUNCS))
+def test_functions_of_tiny_computed_arrays_run_numpy_now(name):
+    """Beyond operators: argmax, scans, take, concatenate, astype, products, round and the
+    library calls (sort, ...) of tiny computed arrays are NumPy's call at once (no graph, no
+    evaluation), with NumPy's values, dtypes and shapes, in memory of their own."""
+    rng = np.random.default_rng(0)
+    x, i, m = rng.random(40), rng.integers(-50, 50, 40), rng.standard_normal((6, 6))
+    m[2, 3] = np.nan
+    f = _EAGER_FUNCS[name]
+    lx, li, lm = (la.asarray(v) for v in (x, i, m))
+    la.reset_stats()
+    got = f(la, lx, li, lm)
+    assert la.cache_info()["materializations"] == 0, name  # nothing deferred
+    want = f(np, x, i, m)
+    assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    for inp in (lx, li, lm):  # a result of its own, never an input's memory
+        assert not np.shares_memory(np.asarray(got), np.asarray(inp))
+    with la.options(eager_threshold=0):  # ... unless the threshold says lazy
+        lazy = f(la, lx, li, lm)
+        assert lazy._val is None and lazy._st.node.op != "buffer", name
+    np.testing.assert_array_equal(np.asarray(lazy), want)
+
+
+def test_eager_functions_raise_numpys_errors_at_the_call():
+    x = la.asarray(np.arange(5.0))
+    with pytest.raises(IndexError):
+        la.take(x, la.asarray(np.array([7])))
+    with pytest.raises(ValueError):
+        la.concatenate([x, la.asarray(np.ones((2, 2)))])
+    with pytest.raises(ValueError):
+        la.matmul(x, la.asarray(np.ones(4)))
+    with pytest.raises(np.exceptions.AxisError):
+        la.argmax(x, axis=1)
