@@ -164,6 +164,9 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     from lazyarray._reductions import mean
     from lazyarray._ufuncs import isnan
 
+    values = eager_values((a,)) if out is None else None
+    if values is not None:  # the eager tier
+        return eager_result(np.asarray(np.median(values[0], axis, keepdims=keepdims)), values)
     a = _arr(a)
     if out is not None or not isinstance(axis, (int, type(None))) or a.dtype.kind not in "biuf" \
             or a.size == 0:
@@ -193,6 +196,13 @@ def _quantile(a, q, axis, method, keepdims, weights, scale, np_fn, name):
     from lazyarray._manipulation import stack
     from lazyarray._ufuncs import isnan
 
+    values = eager_values((a, q, weights) if weights is not None else (a, q)) \
+        if isinstance(q, (Array, int, float)) else eager_values((a,))
+    if values is not None:  # the eager tier
+        q = values[1] if len(values) > 1 else q
+        w = values[2] if len(values) > 2 else None
+        return eager_result(np.asarray(np_fn(values[0], q, axis=axis, method=method,
+                                             keepdims=keepdims, weights=w)), values)
     if isinstance(q, Array) or method != "linear" or weights is not None or \
             not isinstance(axis, (int, type(None))):
         return _fallback(np_fn, a, q, axis=axis, method=method, keepdims=keepdims,

@@ -1668,6 +1668,9 @@ class Array:
         return Array(build.convert(self._node, dtype))
 
     def copy(self, order="C") -> Array:
+        v = _small(self) if _options().backend != "cuda" else None
+        if v is not None:  # the eager tier
+            return _eager(v.copy())
         return Array(self._node)
 
     def reshape(self, *shape, order="C", copy=None) -> Array:

@@ -9,7 +9,6 @@ boundaries anywhere."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
