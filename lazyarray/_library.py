@@ -353,6 +353,11 @@ def digitize(x, bins, right=False):
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """Counts (or density) in `bins` equal-width bins, and the bin edges (numpy.histogram);
     bin edges given as an array or a name ("auto", ...) go to NumPy."""
+    values = eager_values((a,) if weights is None else (a, weights))
+    if values is not None:  # the eager tier
+        counts, edges = np.histogram(values[0], bins, range, density,
+                                     values[1] if len(values) > 1 else None)
+        return eager_result(counts, values), eager_result(edges, values)
     if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool) or bins < 1:
         return _fallback(np.histogram, a, bins=bins, range=range, density=density,
                          weights=weights)

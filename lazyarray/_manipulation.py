@@ -360,8 +360,18 @@ def roll(a, shift, axis=None):
     return out if out is not arr else arr.copy()
 
 
+# `tile` and `repeat` of a tiny computed array run NumPy's copy at once below this many
+# result elements (4x NumPy's time for a (100, 1000) result as a lazy broadcast, which
+# pays off only where a consumer fuses it away, as in a large product)
+EAGER_COPY_LIMIT = 1 << 20
+
+
 def tile(A, reps):
     """Repeat an array `reps` times along each axis (see numpy.tile)."""
+    values = eager_values((A,))
+    if values is not None and math.prod(np.shape(values[0])) * math.prod(np.ravel(reps)) \
+            < EAGER_COPY_LIMIT:  # the eager tier: NumPy's copy (`repeat`)
+        return eager_result(np.tile(values[0], reps), values)
     a = _arr(A)
     reps = tuple(operator.index(r) for r in (reps if np.ndim(reps) else (reps,)))
     nd = max(a.ndim, len(reps))
@@ -377,6 +387,10 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis=None):
     """Repeat each element (see numpy.repeat); per-element counts use NumPy."""
+    values = eager_values((a,))
+    if values is not None and isinstance(repeats, (int, np.integer)) \
+            and np.size(values[0]) * max(int(repeats), 0) < EAGER_COPY_LIMIT:
+        return eager_result(np.repeat(values[0], repeats, axis), values)  # the eager tier
     arr = _arr(a)
     if not isinstance(repeats, (int, np.integer)) and np.ndim(repeats) != 0:
         from lazyarray.array import _fallback

@@ -182,6 +182,11 @@ _EAGER_FUNCS = {
     "norm": lambda xp, x, i, m: xp.linalg.norm(x),
     "norm axis": lambda xp, x, i, m: xp.linalg.norm(m, 1, axis=0),
     "copy of a view": lambda xp, x, i, m: m.T.copy(),
+    "tile": lambda xp, x, i, m: xp.tile(m, (3, 1, 2)),
+    "repeat": lambda xp, x, i, m: xp.repeat(m, 4, axis=1),
+    "repeat flat": lambda xp, x, i, m: xp.repeat(i, 3),
+    "histogram": lambda xp, x, i, m: xp.histogram(x, bins=7, weights=x * 2)[0],
+    "histogram edges": lambda xp, x, i, m: xp.histogram(i, bins=5, range=(-20, 20))[1],
 }
 
 
