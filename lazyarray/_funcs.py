@@ -11,7 +11,6 @@ from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_consta
                              eager_result, eager_values,
                              _small, _tiny_values, _value_array, operand, record_two_scalars,
                              record_where, wrap)
-from lazyarray.backends import numba_cpu
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.dtypes import result_type, weak_type
@@ -282,6 +281,8 @@ def nonzero(a):
 
 def _nonzero_rows(x) -> np.ndarray:
     """`numba_cpu.nonzero` of the mask of `x` (an Array or a NumPy bool array)."""
+    from lazyarray.backends import numba_cpu  # (loads Numba: first use)
+
     return numba_cpu.nonzero(np.asarray(x if x.dtype == bool else x != 0))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.array import Array, _fallback, as_node, eager_result, eager_values
-from lazyarray.backends import numba_cpu
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.indexing import check_bounds, other_axes
@@ -116,5 +115,7 @@ def compress(condition, a, axis=None, out=None):
     cond = np.asarray(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")
+    from lazyarray.backends import numba_cpu  # (loads Numba: first use)
+
     (nz,) = numba_cpu.nonzero(cond if cond.dtype == bool else cond != 0)
     return take(a, nz, axis=axis)

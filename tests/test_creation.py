@@ -262,3 +262,25 @@ def test_creation_is_lazy():
     shapes = [x.shape for x in xs]
     assert shapes == [(3, 3), (4,), (2,), (10,), (5,), (3, 3), (2, 2), (3,)]
     assert la.cache_info()["materializations"] == before
+
+
+@pytest.mark.parametrize("args", [(70_000,), (5, 200_005), (200_000, 5, -3), (3, 300_001, 4),
+                                  (-(1 << 40), -(1 << 40) + 7 * 100_000, 7), (0, 1 << 17, 1),
+                                  ((1 << 52) - 100_000, 1 << 52), (10, 0), (70_000.0,),
+                                  (0, 100_000, True)], ids=str)
+def test_large_int_aranges_filled_by_all_threads(args):
+    """arange of Python ints from ARANGE_MIN elements on is filled in parallel into a pooled
+    buffer (values beyond 2**52, floats and bools stay NumPy's): the same values and dtype;
+    a write into one leaves the next one, which may reuse its buffer, as NumPy's."""
+    from lazyarray.backends import numba_cpu
+
+    want = np.arange(*args)
+    a = la.arange(*args)
+    assert_like_numpy(a, want)
+    if want.size > numba_cpu.ARANGE_MIN:
+        a[5] = -1
+        want = want.copy()
+        want[5] = -1
+        assert_like_numpy(a, want)
+        del a
+        assert_like_numpy(la.arange(*args), np.arange(*args))

@@ -371,3 +371,29 @@ def _fill_indices(flat, shape, size, starts, out):
                         d -= 1
                         at[d] += 1
                     row = at[0]
+
+
+def arange_int64(start: int, stop: int, step: int) -> np.ndarray | None:
+    """np.arange(start, stop, step) of Python ints (int64), filled by all threads into a
+    pooled buffer (whose pages fault only once, where NumPy's fresh array faults every
+    time); None where NumPy should do it (small, a zero step, values beyond 2**52, or no
+    thread controls)."""
+    if step == 0 or _thread_controls() is None or max(abs(start), abs(stop)) >= 1 << 52:
+        return None
+    n = len(range(start, stop, step))
+    if n < ARANGE_MIN:
+        return None
+    from lazyarray.runtime import pool
+
+    out = pool.empty((n,), np.int64)
+    _fill_range(out, start, step)
+    return out
+
+
+ARANGE_MIN = 1 << 16  # elements below which `arange` is NumPy's
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _fill_range(out, start, step):
+    for i in numba.prange(out.size):
+        out[i] = start + i * step
