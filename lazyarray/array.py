@@ -375,11 +375,14 @@ def eager_values(arrays) -> list | None:
 
 
 def eager_result(res, inputs) -> Array:
-    """A NumPy function's result on eager values as an Array (`_eager`): copied where it is
-    one of the `inputs` themselves."""
-    if any(res is v for v in inputs):
+    """A NumPy function's result on eager values as an Array: copied where it may share
+    memory with one of the `inputs` (NumPy returns a view of its own temporary as it is:
+    `np.tile`'s reshaped copy)."""
+    if type(res) is not np.ndarray:
+        return _eager(res)
+    if any(type(v) is np.ndarray and np.may_share_memory(res, v) for v in inputs):
         res = res.copy()
-    return _eager(res)
+    return _value_array(res)
 
 
 def _small_broadcast(values) -> bool:
