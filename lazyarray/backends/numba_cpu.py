@@ -261,12 +261,12 @@ SPARSE = 64  # a chunk with fewer true elements than 1 in SPARSE: a branch per e
 
 def nonzero(mask: np.ndarray) -> np.ndarray:
     """np.nonzero(mask) for a boolean array of one or more axes, as one (mask.ndim, count)
-    int64 array: row d the indices along axis d of its true elements, in C order. Large
-    C-contiguous masks on all threads in two passes over
-    chunks of the flattened mask: each chunk's count, then (from the running sum of the
-    counts, where its indices start) each chunk writes its indices, branch-free: every
-    element's index is written at the chunk's next position, which advances past true ones
-    only, up to the chunk's last true element (so no write lands in a neighbour's range)."""
+    int64 array: row d the indices along axis d of its true elements, in C order. A large
+    C-contiguous mask runs on all threads in two passes over chunks of its flat elements:
+    each chunk's count, then (from the running sum of the counts, where its indices start)
+    each chunk writes its indices, branch-free: every element's index is written at the
+    chunk's next position, which advances past true ones only, up to the chunk's last true
+    element (so no write lands in a neighbour's range)."""
     if (mask.size < max(NONZERO_MIN, 1) or mask.ndim == 0 or not mask.flags.c_contiguous
             or _thread_controls() is None):
         return np.array(np.nonzero(mask), dtype=np.int64).reshape(mask.ndim, -1)
