@@ -411,6 +411,9 @@ def repeat(a, repeats, axis=None):
 
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     """n-th discrete difference along an axis (see numpy.diff)."""
+    values = eager_values((a,)) if prepend is np._NoValue and append is np._NoValue else None
+    if values is not None and n > 0:  # the eager tier
+        return eager_result(np.diff(values[0], n, axis), values)
     arr = _arr(a)
     if n == 0:
         return arr

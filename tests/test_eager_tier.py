@@ -187,6 +187,8 @@ _EAGER_FUNCS = {
     "repeat flat": lambda xp, x, i, m: xp.repeat(i, 3),
     "histogram": lambda xp, x, i, m: xp.histogram(x, bins=7, weights=x * 2)[0],
     "histogram edges": lambda xp, x, i, m: xp.histogram(i, bins=5, range=(-20, 20))[1],
+    "diff": lambda xp, x, i, m: xp.diff(m, 2, axis=0),
+    "diff bool": lambda xp, x, i, m: xp.diff(i > 0),
 }
 
 
