@@ -226,3 +226,26 @@ def test_eager_functions_raise_numpys_errors_at_the_call():
         la.matmul(x, la.asarray(np.ones(4)))
     with pytest.raises(np.exceptions.AxisError):
         la.argmax(x, axis=1)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "prod", "any", "all", "mean", "argmax",
+                                "argmin"])
+def test_whole_reductions_of_computed_arrays_below_the_limit_run_numpy_now(op):
+    """A reduction over all axes of a computed array (no view, nothing pending) of fewer than
+    WHOLE_EAGER_MAX elements is NumPy's, at once; a larger one, a view's, one along an
+    axis, or one under eager_threshold=0 is deferred. The values are NumPy's either way."""
+    from lazyarray._reductions import WHOLE_EAGER_MAX
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((WHOLE_EAGER_MAX // 4, 3))
+    x[7, 1] = np.nan if op in ("argmax", "argmin") else x[7, 1]
+    lx = la.asarray(x)
+    la.reset_stats()
+    got = getattr(lx, op)()
+    assert got._val is not None and la.cache_info()["materializations"] == 0
+    np.testing.assert_array_equal(np.asarray(got), getattr(x, op)())
+    for lazy in (getattr(lx[1:], op)(), getattr(lx, op)(axis=0),
+                 getattr(la.asarray(np.ones((WHOLE_EAGER_MAX, 1))), op)()):
+        assert lazy._val is None
+    with la.options(eager_threshold=0):
+        assert getattr(lx, op)()._val is None
