@@ -13,7 +13,8 @@ import numpy as np
 from lazyarray import config
 from lazyarray import trace_tier as trace
 from lazyarray.array import (_EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
-                             _fallback, _large_leaf_operand, _new_array, _small, as_node,
+                             _fallback, _large_leaf_operand, _new_array, _small,
+                             _writable_alias, as_node,
                              record_reduce, record_total, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
@@ -222,7 +223,7 @@ def argmax(a, axis=None, out=None, *, keepdims=False):
     """Indices of the maximum values (first occurrence; NaN wins) (see numpy.argmax)."""
     v = _whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
-        return _eager(np.argmax(v, axis, keepdims=keepdims))
+        return _eager(np.argmax(_writable_alias(v), axis, keepdims=keepdims))  # (no copy)
     return _finish(build.argreduce(as_node(a), "max", axis, keepdims), out, "argmax")
 
 
@@ -230,7 +231,7 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
     """Indices of the minimum values (first occurrence; NaN wins) (see numpy.argmin)."""
     v = _whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
-        return _eager(np.argmin(v, axis, keepdims=keepdims))
+        return _eager(np.argmin(_writable_alias(v), axis, keepdims=keepdims))
     return _finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
 
 

@@ -370,8 +370,12 @@ def eager_values(arrays) -> list | None:
     """NumPy values of `arrays` when a function other than an operator runs on the eager
     tier (`_tiny_values`: every array a tiny computed value), for the NumPy function to run
     right now; None on the CUDA backend (results follow the data onto the GPU) and for
-    anything else."""
-    return _tiny_values(arrays) if _options().backend != "cuda" else None
+    anything else. Arrays come as writeable aliases (`_writable_alias`: NumPy's C functions
+    that ask for a C array copy a read-only one first; these functions only read them)."""
+    values = _tiny_values(arrays) if _options().backend != "cuda" else None
+    if values is None:
+        return None
+    return [_writable_alias(v) if type(v) is _ndarray else v for v in values]
 
 
 def eager_result(res, inputs) -> Array:
