@@ -306,7 +306,8 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     if values is not None:  # the eager tier (an np.intp where NumPy gives an int)
         return eager_result(np.asarray(np.count_nonzero(values[0], axis, keepdims=keepdims),
                                        np.intp), values)
-    res = (_a(a) != 0).sum(axis=axis, keepdims=keepdims)
+    x = _a(a)
+    res = (x if x.dtype == bool else x != 0).sum(axis=axis, keepdims=keepdims)
     return res.astype(np.intp) if axis is not None or keepdims else res
 
 
