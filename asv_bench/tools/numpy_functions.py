@@ -14,10 +14,10 @@ spinning for about 0.1 s, which slows the lazyarray call timed right after them
 """
 
 import sys
-import time
 import warnings
 
 import numpy as np
+from math_speed import median_time  # (this directory: run as a script)
 
 import lazyarray as la
 
@@ -37,17 +37,6 @@ def main(n: int, selected) -> None:
         tn = median_time(lambda: f(np, *args_n))
         tl = median_time(lambda: np.asarray(f(la, *args_l)))
         print(f"{name:14} numpy {tn * 1e6:9.1f} us  lazyarray {tl * 1e6:9.1f} us  {tl / tn:5.2f}")
-
-
-def median_time(f) -> float:
-    f()
-    f()
-    times = []
-    for _ in range(7):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 CASES = {
