@@ -196,13 +196,12 @@ def _quantile(a, q, axis, method, keepdims, weights, scale, np_fn, name):
     from lazyarray._manipulation import stack
     from lazyarray._ufuncs import isnan
 
-    values = eager_values((a, q, weights) if weights is not None else (a, q)) \
-        if isinstance(q, (Array, int, float)) else eager_values((a,))
+    lazy_q = isinstance(q, Array)
+    values = eager_values((a, *([q] if lazy_q else []), *([] if weights is None else [weights])))
     if values is not None:  # the eager tier
-        q = values[1] if len(values) > 1 else q
-        w = values[2] if len(values) > 2 else None
-        return eager_result(np.asarray(np_fn(values[0], q, axis=axis, method=method,
-                                             keepdims=keepdims, weights=w)), values)
+        return eager_result(np.asarray(np_fn(
+            values[0], values[1] if lazy_q else q, axis=axis, method=method, keepdims=keepdims,
+            weights=None if weights is None else values[-1])), values)
     if isinstance(q, Array) or method != "linear" or weights is not None or \
             not isinstance(axis, (int, type(None))):
         return _fallback(np_fn, a, q, axis=axis, method=method, keepdims=keepdims,

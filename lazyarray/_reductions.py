@@ -13,7 +13,7 @@ import numpy as np
 from lazyarray import config
 from lazyarray import trace_tier as trace
 from lazyarray.array import (_EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
-                             _fallback, _large_leaf_operand, _new_array, _small,
+                             _computed, _fallback, _large_leaf_operand, _new_array, _small,
                              _writable_alias, as_node,
                              record_reduce, record_total, wrap)
 from lazyarray.graph import build
@@ -65,11 +65,11 @@ def _whole(a, axis):
     """`_tiny(a)`, or else, for a reduction over all axes (`axis` None) of a computed array of
     fewer than WHOLE_EAGER_MAX elements, its value: NumPy reduces it now."""
     v = _tiny(a)
-    if v is None and axis is None and type(a) is Array and not a._chain and a._st is not None \
+    if v is None and axis is None and type(a) is Array and not a._chain \
             and _options().eager_limit and config.get().backend != "cuda":
-        node = a._st.node
-        if node.op == "buffer" and node._host is not None and node._host.size < WHOLE_EAGER_MAX:
-            return node._host
+        v = _computed(a)
+        if v is not None and v.size >= WHOLE_EAGER_MAX:
+            return None
     return v
 
 

@@ -176,6 +176,9 @@ _EAGER_FUNCS = {
     "median": lambda xp, x, i, m: xp.median(m, axis=0),
     "percentile": lambda xp, x, i, m: xp.percentile(x, [10, 90]),
     "quantile axis": lambda xp, x, i, m: xp.quantile(m, 0.25, axis=1, keepdims=True),
+    "percentile weights": lambda xp, x, i, m: xp.percentile(x, [10, 90], weights=x + 1,
+                                                           method="inverted_cdf"),
+    "quantile lazy q": lambda xp, x, i, m: xp.quantile(x, xp.asarray(np.array([0.2, 0.7]))),
     "isclose": lambda xp, x, i, m: xp.isclose(m, m.T, equal_nan=True),
     "count_nonzero": lambda xp, x, i, m: xp.count_nonzero(i > 3),
     "count_nonzero axis": lambda xp, x, i, m: xp.count_nonzero(m > 0, axis=0),
@@ -190,6 +193,10 @@ _EAGER_FUNCS = {
     "diff": lambda xp, x, i, m: xp.diff(m, 2, axis=0),
     "diff bool": lambda xp, x, i, m: xp.diff(i > 0),
 }
+
+
+# on the lazy tier these are counted fallbacks (NumPy's call on computed values, at once)
+_LAZY_FALLBACKS = {"percentile weights", "quantile lazy q"}
 
 
 @pytest.mark.parametrize("name", list(_EAGER_FUNCS))
@@ -212,7 +219,8 @@ def test_functions_of_tiny_computed_arrays_run_numpy_now(name):
         assert not np.shares_memory(np.asarray(got), np.asarray(inp))
     with la.options(eager_threshold=0):  # ... unless the threshold says lazy
         lazy = f(la, lx, li, lm)
-        assert lazy._val is None and lazy._st.node.op != "buffer", name
+        if name not in _LAZY_FALLBACKS:
+            assert lazy._val is None and lazy._st.node.op != "buffer", name
     np.testing.assert_allclose(np.asarray(lazy), want, rtol=1e-15)  # (norm: BLAS's order)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray import stats
+from lazyarray.runtime import pool
 from lazyarray.backends import vector_width
 
 _PRELUDE = """import numpy as np
@@ -277,8 +278,6 @@ def nonzero(mask: np.ndarray) -> np.ndarray:
     starts = np.zeros(nch + 1, np.int64)
     _chunk_counts(flat, size, starts[1:])
     np.cumsum(starts, out=starts)
-    from lazyarray.runtime import pool
-
     out = pool.empty((mask.ndim, int(starts[-1])), np.int64)
     if mask.ndim == 1:
         _fill_flat(flat, flat[:flat.size // 8 * 8].view(np.uint64), size, starts, out[0])
@@ -383,8 +382,6 @@ def arange_int64(start: int, stop: int, step: int) -> np.ndarray | None:
     n = len(range(start, stop, step))
     if n < ARANGE_MIN:
         return None
-    from lazyarray.runtime import pool
-
     out = pool.empty((n,), np.int64)
     _fill_range(out, start, step)
     return out
