@@ -508,9 +508,11 @@ def test_prefetching_reductions(prefetching, n, dtype):
     assert np.isnan(np.asarray(la.asarray(y).sum())) and np.isnan(np.asarray(la.asarray(y).max()))
 
 
-def test_prefetch_only_for_large_inputs(compiled):
-    """`Spec.prefetch` from PREFETCH_MIN_BYTES of array loads on: not below."""
+def test_prefetch_only_for_large_inputs(compiled, monkeypatch):
+    """`Spec.prefetch` from PREFETCH_MIN_BYTES of array loads on (16 MiB, as on an Intel
+    CPU): not below."""
     from lazyarray.runtime import layout
+    monkeypatch.setattr(layout, "PREFETCH_MIN_BYTES", 16 << 20)
     small = la.asarray(np.ones(1000))
     assert "_h.prefetch" not in la.explain((small * 2).sum()).kernels[0].source
     n = layout.PREFETCH_MIN_BYTES // 8
@@ -518,6 +520,17 @@ def test_prefetch_only_for_large_inputs(compiled):
     src = la.explain((big * 2).sum()).kernels[0].source
     assert "_h.prefetch(a0, pq)" in src
     assert float(np.asarray((big * 2).sum())) == 2.0 * n
+
+
+def test_prefetch_by_cpu(monkeypatch):
+    """Left to the CPU, the threshold is 16 MiB, or never on AMD's Zen cores."""
+    import llvmlite.binding as llvm
+
+    from lazyarray.runtime import layout
+    for cpu, want in (("skylake-avx512", 16 << 20), ("znver3", 1 << 62), ("znver5", 1 << 62)):
+        monkeypatch.setattr(layout, "PREFETCH_MIN_BYTES", None)
+        monkeypatch.setattr(llvm, "get_host_cpu_name", lambda cpu=cpu: cpu)
+        assert layout.prefetch_min_bytes() == want == layout.PREFETCH_MIN_BYTES
 
 
 def test_vector_lane_reductions_nan_inf(compiled):

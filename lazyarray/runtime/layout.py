@@ -27,8 +27,9 @@ from lazyarray.ops.indexing import other_axes
 STREAM_MIN_BYTES = 16 << 20
 # A 1-d reduction prefetches its loads from this size on (`Spec.prefetch`): W2 at 1e7 on an
 # Intel Xeon, 3.5 -> 3.0 ms (one core keeps too few of its misses in flight to draw the
-# memory's bandwidth from two streams); below, mostly cached, the blocks cost up to 10%
-PREFETCH_MIN_BYTES = 16 << 20
+# memory's bandwidth from two streams); below, mostly cached, the blocks cost up to 10%.
+# None: decided by the CPU on first use (`prefetch_min_bytes`)
+PREFETCH_MIN_BYTES: int | None = None
 # ...and a 2-d loop's when its rows are this long: a short row is mostly its ends, stored
 # plainly (W6's rows of 8 float64 streamed ran 1.9x slower)
 STREAM_ROW_MIN_BYTES = 4096
@@ -223,7 +224,7 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
               and math.prod(sizes[:-1]) * row_bytes >= STREAM_MIN_BYTES
               and (len(sizes) == 1 or row_bytes >= STREAM_ROW_MIN_BYTES))
     prefetch = (chunked and len(sizes) == 1 and not empty and not gathers
-                and sum(a.nbytes for a in arrays) >= PREFETCH_MIN_BYTES)
+                and sum(a.nbytes for a in arrays) >= prefetch_min_bytes())
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
                 tuple(flat_loads), flat_store, stream, prefetch)
     return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views)
@@ -326,3 +327,17 @@ def _flat_window(a: np.ndarray) -> np.ndarray | None:
 def span(shape, strides) -> int:
     """Elements from the first to the last of a (non-empty) strided region, strides >= 0."""
     return 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+
+
+def prefetch_min_bytes() -> int:
+    """PREFETCH_MIN_BYTES, set on first use where it is None: 16 MiB, or never on AMD's Zen
+    cores, whose own prefetcher keeps both of W2's streams in flight: there the prefetch
+    instructions made W2 at 1e7 1.2-1.3x slower than without (an EPYC, Zen 3, 2 cores:
+    7.3-7.6 against 5.7-6.2 ms, the hand-written Numba loop 5.8-6.4)."""
+    global PREFETCH_MIN_BYTES
+    if PREFETCH_MIN_BYTES is None:
+        import llvmlite.binding as llvm
+
+        zen = llvm.get_host_cpu_name().startswith("znver")
+        PREFETCH_MIN_BYTES = 1 << 62 if zen else 16 << 20
+    return PREFETCH_MIN_BYTES
