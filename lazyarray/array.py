@@ -185,6 +185,12 @@ class ufunc:
         self._traced = self._unary and self._op in trace.TRACED  # recorded on the trace tier
         self._start = (self._op, trace.LEAF)
         self._after: dict[int, int] = {}  # program id of a trace -> that of this op on it
+        # f(x, y) of an Array and an Array or Python scalar: the operator's paths (the trace
+        # tier records `np.maximum(x * 2, 0)` as it does `x * 2 + 0`)
+        self._pair = self._rpair = None
+        if self.nin == 2 and self.nout == 1 and self._op in trace.TRACED:
+            self._pair = _binary(self._op, np_ufunc, via=self)
+            self._rpair = _binary(self._op, np_ufunc, reflected=True, via=self)
 
     def __repr__(self) -> str:
         return f"<lazyarray ufunc '{self.__name__}'>"
@@ -238,17 +244,29 @@ class ufunc:
                 return a
             if self._op is not None:
                 return _lazy(self._op, (x,))
+        if self._pair is not None and len(args) == 1 and not kwargs:
+            y = args[0]
+            if type(x) is Array and type(y) in _PAIR_OPERANDS:
+                return self._pair(x, y)
+            if type(y) is Array and type(x) in _PAIR_OPERANDS:
+                return self._rpair(y, x)
         if x is not _NOARG:
             args = (x, *args)
         if not kwargs:
-            values = _tiny_values(args)
-            if values is not None:  # tiny, computed inputs: NumPy's own call, right now
-                _eager_op()
-                res = self._np(*values)  # under the caller's error state (see _binary)
-                return tuple(map(_eager, res)) if self.nout > 1 else _eager(res)
-            if self._op is not None and len(args) == self.nin:
-                return _lazy(self._op, args)
+            return self._plain(args)
         return self._call(*args, **kwargs)
+
+    def _plain(self, args: tuple):
+        """`self(*args)` without keywords, past the trace tier's paths: tiny computed
+        inputs at once (the eager tier), else a node."""
+        values = _tiny_values(args)
+        if values is not None:  # tiny, computed inputs: NumPy's own call, right now
+            _eager_op()
+            res = self._np(*values)  # under the caller's error state (see _binary)
+            return tuple(map(_eager, res)) if self.nout > 1 else _eager(res)
+        if self._op is not None and len(args) == self.nin:
+            return _lazy(self._op, args)
+        return self._call(*args)
 
     def _call(self, *args, out=None, dtype=None, where=True, casting="same_kind", **kwargs):
         if len(args) != self.nin:
@@ -932,8 +950,10 @@ _INT_AS_FLOAT = frozenset({"add", "subtract", "multiply", "divide", "less", "les
                            "greater", "greater_equal", "equal", "not_equal"})
 
 
-def _binary(name: str, py_op, reflected: bool = False):
-    """The Python operator `py_op` (operator.mul, ...) over the namespace's ufunc `name`."""
+def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None):
+    """The Python operator `py_op` (operator.mul, ...) over the namespace's ufunc `name`;
+    with `via`, that ufunc's call on an Array and an Array or a Python scalar (`ufunc._pair`),
+    whose other cases end in `via._plain`."""
     fast = name in OPS and name not in MULTI_OUTPUT
     # a Python int meets a float64 array as the float64 of the same value (NEP 50): as a
     # cached 0-d float64 it costs what a float does (`x * 2`: 0.45 against 0.76 us at 1e3)
@@ -1104,6 +1124,8 @@ def _binary(name: str, py_op, reflected: bool = False):
             return NotImplemented
         if v is None and fast:  # lazy operands: build the node (no tiny input to look at)
             return _lazy(name, (other, self) if reflected else (self, other))
+        if via is not None:
+            return via._plain((other, self) if reflected else (self, other))
         f = _UFUNCS[name]
         return f(other, self) if reflected else f(self, other)
 
@@ -2011,6 +2033,8 @@ def _is_basic(key) -> bool:
             return False
     return True
 
+
+_PAIR_OPERANDS = frozenset({Array, float, int})  # what `ufunc._pair` takes besides an Array
 
 # operators: one line each, over the namespace's ufuncs
 _OPERATORS = {

@@ -1,10 +1,11 @@
 """The trace tier: chains of elementwise operations on tiny float64 arrays, recorded as they
 are written and run as one loop when their value is needed.
 
-An operator or one-argument ufunc whose array operands are tiny, computed float64 arrays of
-one shape (or pending traces of that shape) and whose other operands are Python floats (or
-exactly representable ints, taken as the float64 NumPy converts them to) does not call NumPy:
-it records a *trace*, a tuple
+An operator, a one-argument ufunc or a two-argument ufunc called on an Array and an Array or
+a Python scalar (`np.maximum(x, 0)`, as `x + 0` is) whose array operands are tiny, computed
+float64 arrays of one shape (or pending traces of that shape) and whose other operands are
+Python floats (or exactly representable ints, taken as the float64 NumPy converts them to)
+does not call NumPy: it records a *trace*, a tuple
 
     (program id, leaves, scalars, number of scalars used, shape, NumPy error state)
 
@@ -94,7 +95,7 @@ FLOAT_OPS = frozenset(n for n in _CANDIDATES if _float64_loop(n))
 # float64 operands, a bool result: NumPy compares quietly (a NaN raises no flag)
 COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal",
                          "not_equal"})
-# the operators and one-argument ufuncs that record (`where` and `clip` record in _funcs.py)
+# the operators and ufuncs that record (`where` and `clip` record in _funcs.py)
 TRACED = FLOAT_OPS | COMPARISONS
 _BOOL = np.dtype(bool)
 DTYPES = (_F8, _BOOL, _F8)  # a program's result dtype: DTYPES[_KINDS[pid]] (2: a total)

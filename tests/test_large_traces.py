@@ -46,8 +46,10 @@ def assert_same(got, want, rtol=0.0):
 
 @pytest.mark.parametrize("body, data, rtol", [
     (w8, X, 0), (jacobi, G, 1e-15), (lambda xp, x: x > 0.5, X, 0),
-    (lambda xp, x: xp.sin(x) * 3.0 - x / 7, X, 1e-15)], ids=["where_clip", "stencil", "compare",
-                                                              "sin"])
+    (lambda xp, x: xp.sin(x) * 3.0 - x / 7, X, 1e-15),
+    (lambda xp, x: xp.maximum(x * 2.0 + 1.0, 0), X, 0),
+    (lambda xp, x: xp.minimum(0.5, xp.subtract(1, x)), X, 0)],
+    ids=["where_clip", "stencil", "compare", "sin", "relu_call", "reflected_calls"])
 def test_recorded_then_replayed(body, data, rtol):
     x = la.asarray(data)
     y = body(la, x)
@@ -269,7 +271,8 @@ OPS = [("add", lambda xp, a, b: a + b), ("mul", lambda xp, a, b: a * b),
        ("std", lambda xp, a, b: a * b.std(axis=-1, keepdims=True)),
        ("rsub", lambda xp, a, b: 1.5 - a), ("mul_int", lambda xp, a, b: a * 3),
        ("rdiv_int", lambda xp, a, b: 2 / (abs(a) + 1.0)), ("sub", lambda xp, a, b: a - b),
-       ("sum_all", lambda xp, a, b: a - (b * 0.5).sum() * 1e-5)]
+       ("sum_all", lambda xp, a, b: a - (b * 0.5).sum() * 1e-5),
+       ("relu", lambda xp, a, b: xp.maximum(a, 0)), ("rfmin", lambda xp, a, b: xp.fmin(0.5, a))]
 
 
 @settings(max_examples=25, deadline=None)

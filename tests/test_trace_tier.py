@@ -204,6 +204,63 @@ def test_comparisons_where_and_clip_are_recorded_and_compiled():
     assert_like_numpy(g, x > 0.5)  # a bool trace, computed: NumPy's bools
 
 
+_PAIRS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin",
+          "greater", "less_equal", "equal", "not_equal")
+
+
+@pytest.mark.parametrize("name", _PAIRS)
+def test_two_argument_ufunc_calls_record_as_operators_do(name):
+    """`np.maximum(x * 2.0, 0)` records as `x * 2.0 + 0` does: a scalar on either side (a
+    Python int too) or another trace; bit for bit NumPy's on both paths (the recorded NumPy
+    calls, then the compiled loop), signed zeros, NaN and infinities included."""
+    x = np.array([-0.0, 0.0, 0.5, -1.5, np.nan, np.inf, -np.inf, 1e308, -2.0, 3.0])
+    y = x[::-1].copy()
+
+    def program(xp, a, b, form):
+        f = getattr(xp, name)
+        a, b = a * 1.0, b * 1.0
+        r = (f(a, 0.0), f(-0.0, a), f(a, 2), f(3, a), f(a, b))[form]
+        r = xp.where(r, a, 0.5) if r.dtype == bool else r
+        return r * 2.0 - 0.25  # long enough to be compiled (trace.SHORT)
+
+    runs = kernel_runs()
+    for k in range(trace.PROMOTE + 3):
+        if k == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        for form in range(5):
+            got = program(la, la.asarray(x), la.asarray(y), form)
+            assert got._tr is not None, (name, form)
+            with np.errstate(all="ignore"):
+                want = program(np, x, y, form)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert _bits(got) == _bits(want), (name, form, k)
+    assert kernel_runs() >= runs + 3 * 5  # the last runs: compiled loops
+
+
+def test_two_argument_ufunc_calls_on_other_operands_are_ufunc_calls():
+    """Only an Array with an Array or a Python float or int takes the operator's paths:
+    NumPy arrays, lists, bools, keywords and large lazy arrays keep the ufunc's own."""
+    x = np.linspace(-1, 1, 6)
+    lx = la.asarray(x)
+    assert_like_numpy(la.maximum(lx * 1.0, np.zeros(6)), np.maximum(x, np.zeros(6)))
+    assert_like_numpy(la.maximum(lx * 1.0, [0.0] * 6), np.maximum(x, [0.0] * 6))
+    assert_like_numpy(la.maximum(lx * 1.0, True), np.maximum(x, True))
+    assert_like_numpy(la.maximum(lx * 1.0, 0.0, dtype=np.float32),
+                      np.maximum(x, 0.0, dtype=np.float32))
+    assert_like_numpy(la.add(1.5, lx * 2.0), np.add(1.5, x * 2.0))
+    ints = la.asarray(np.arange(6))
+    assert_like_numpy(la.maximum(ints, 2), np.maximum(np.arange(6), 2))  # int64: not traced
+    assert_like_numpy(la.maximum(ints, 2.5), np.maximum(np.arange(6), 2.5))
+    big = np.linspace(-1, 1, 1 << 17)
+    lbig = la.asarray(big)
+    assert_like_numpy(la.maximum(lbig * 2.0 + 1.0, 0), np.maximum(big * 2.0 + 1.0, 0))
+    assert_like_numpy(la.minimum(0.5, lbig), np.minimum(0.5, big))
+    with pytest.raises(TypeError):
+        la.maximum(lx * 1.0, "a")
+    with pytest.raises(ValueError):
+        la.maximum(lx * 1.0, la.asarray(np.ones(4)))
+
+
 def test_where_and_clip_record_only_what_numpy_types_as_float64():
     x = np.linspace(-1, 1, 6)
     lx = la.asarray(x)
@@ -558,6 +615,11 @@ _OPS = [  # (name, f(xp, a, b, scalar or None)): recorded ones, then ones that c
     ("rsub", lambda xp, a, b, s: (b if s is None else s) - a),
     ("rdiv", lambda xp, a, b, s: (b if s is None else s) / a),
     ("maximum", lambda xp, a, b, s: xp.maximum(a, b)),
+    # two-argument ufuncs called as functions, with a scalar on either side
+    ("minimum_s", lambda xp, a, b, s: xp.minimum(a, b if s is None else s)),
+    ("fmax_rs", lambda xp, a, b, s: xp.fmax(b if s is None else s, a)),
+    ("subtract_rs", lambda xp, a, b, s: xp.subtract(b if s is None else s, a)),
+    ("less_s", lambda xp, a, b, s: xp.where(xp.less(a, b if s is None else s), a, b)),
     *((u, (lambda u: lambda xp, a, b, s: getattr(xp, u)(a))(u))
       for u in ("sin", "cos", "exp", "log", "sqrt", "tanh", "absolute", "negative", "square")),
     ("sum", lambda xp, a, b, s: a + a.sum()),  # a reduction (of a 1-d trace: fused), 0-d

@@ -29,6 +29,8 @@ def main() -> None:
         "W8 n=1e3": (w8, [rng.random(1000)]),
         "W9 n=10": (w9, [rng.random(10)]),
         "W9 n=1e3": (w9, [rng.random(1000)]),
+        "relu n=1e3": (relu, [rng.random(1000) - 0.5]),
+        "relu n=1e5": (relu, [rng.random(100_000) - 0.5]),
     }
     print("| case | NumPy | lazyarray | without the trace tier |")
     print("|---|---|---|---|")
@@ -36,6 +38,11 @@ def main() -> None:
         m = measure(fn, ins, rounds)
         print(f"| {name} | {m['numpy']:.1f} µs | {m['on']:.1f} µs ({m['on'] / m['numpy']:.2f}) "
               f"| {m['off']:.1f} µs ({m['off'] / m['numpy']:.2f}) |", flush=True)
+
+
+def relu(xp, x):
+    """A two-argument ufunc called as a function inside a chain."""
+    return xp.maximum(x * 2.0 + 0.1, 0) * 0.5 - 0.25
 
 
 def measure(fn, ins, rounds: int) -> dict[str, float]:
