@@ -5,9 +5,10 @@
 Builds a few kernels the way lazyarray does (W1's `a*b + c*d - sin(e)`, a `cos` sum, a
 `log`, a `log1p`, an `expm1`, W4's exp row sum), recompiles each generated source with Numba's serial `njit`
 (Numba hides the machine code of cached and parallel kernels; the loops are the same) and
-counts in its LLVM IR and assembly: <8 x double> vector values, zmm (AVX-512) instructions,
-packed fma instructions and gathers/scatters (which would mean the loads did not come out
-contiguous). -v prints the zmm lines of each.
+counts in its LLVM IR and assembly: <8 x double> and <4 x double> vector values, zmm
+(AVX-512) and ymm (AVX2) instructions, packed fma instructions and gathers/scatters (which
+would mean the loads did not come out contiguous). -v prints the zmm and ymm lines of each;
+--dump writes each kernel's assembly to kernel_*.s in the current directory.
 """
 
 from __future__ import annotations
@@ -47,13 +48,17 @@ def main() -> None:
         kernel.compile(sig)
         asm, ir = kernel.inspect_asm(sig), kernel.inspect_llvm(sig)
         math = sorted(set(re.findall(r"_h\.(\w+)\(", entry.source)))
-        fma = len(re.findall(r"vfn?m(?:add|sub)\w*pd\s[^\n]*zmm", asm))
-        print(f"kernel using {', '.join(math) or '-'}: <8 x double> in IR: "
-              f"{ir.count('<8 x double>')}, zmm instructions: {asm.count('zmm')}, packed fma: "
-              f"{fma}, gathers/scatters: "
-              f"{asm.count('vgather') + asm.count('vscatter')}")
+        fma = len(re.findall(r"vfn?m(?:add|sub)\w*pd\s[^\n]*[yz]mm", asm))
+        print(f"kernel using {', '.join(math) or '-'}: <8 x double> / <4 x double> in IR: "
+              f"{ir.count('<8 x double>')} / {ir.count('<4 x double>')}, zmm / ymm "
+              f"instructions: {asm.count('zmm')} / {asm.count('ymm')}, packed fma: {fma}, "
+              f"gathers/scatters: {asm.count('vgather') + asm.count('vscatter')}")
         if "-v" in sys.argv:
-            print("\n".join(line for line in asm.splitlines() if "zmm" in line))
+            print("\n".join(line for line in asm.splitlines() if "zmm" in line or "ymm" in line))
+        if "--dump" in sys.argv:
+            with open(f"kernel_{entry.signature if hasattr(entry, 'signature') else id(entry)}.s",
+                      "w") as f:
+                f.write(asm)
 
 
 if __name__ == "__main__":
