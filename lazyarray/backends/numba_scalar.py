@@ -339,6 +339,7 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 _ROUND = 6755399441055744.0  # 1.5 * 2**52: (t + _ROUND) - _ROUND is t rounded to an integer
 _ROUND_BITS = 0x4338000000000000  # its IEEE bits
+_TWO_M60 = 2.0 ** -60
 _EXP_Q = (0.5000000000000001, 0.16666666666666669, 0.04166666666662416, 0.008333333333330063,
           0.0013888888917199863, 0.00019841269863042963, 2.4801521317484083e-05,
           2.7557268476553695e-06, 2.7620078203806394e-07, 2.5100377619606372e-08)
@@ -425,6 +426,11 @@ def exp_impl(out, scalef: bool, nonpositive: bool = False):
         p = _fma(q, r2, r) + 1.0
         if scalef:  # (a NaN x makes n's conversion undefined: the select below drops it)
             res = _ldexp(p, n)
+        elif nonpositive:  # n >= -1076: p * 2^(n + 60) is normal (p > 0.7), and the
+            # exact power 2^-60 rounds once, where the result is subnormal: the bits of the
+            # two-step form below in two integer operations instead of seven (W4)
+            res = p * _bits_as_float64((_float64_as_bits(t) - _ROUND_BITS + 1083) << 52) \
+                * _TWO_M60
         else:
             k = _float64_as_bits(t) - _ROUND_BITS  # n as an integer, without a conversion
             half = k >> 1
