@@ -1135,7 +1135,9 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
 
 def _inplace(name: str):
     def method(self, other):
-        self._assign(_UFUNCS[name](self, other), casting="same_kind")
+        # (the ufunc's own path, not the operator's: `x[::2] *= 3` stays a node the write
+        # fuses with, in place, where a trace of the view would be computed apart)
+        self._assign(_UFUNCS[name]._plain((self, other)), casting="same_kind")
         return self
 
     return method
