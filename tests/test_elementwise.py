@@ -730,8 +730,8 @@ def test_both_forms_of_exp_are_within_an_ulp(scalef):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
     """The form for arguments the code generator knows are <= 0 or NaN (no upper clamp, and
-    its power of two applied in one step where the plain form takes two) gives exp's bits on
-    every such argument, subnormal results included."""
+    its power of two built from n in one piece where the plain form splits it) gives exp's bits
+    on every such argument, subnormal results included."""
     from lazyarray.backends.numba_scalar import exp_impl
 
     plain, nonpositive = (numba.njit(exp_impl(dtype, scalef, nonpositive=k)) for k in (False, True))

@@ -239,7 +239,8 @@ def test_two_argument_ufunc_calls_record_as_operators_do(name):
 
 def test_two_argument_ufunc_calls_on_other_operands_are_ufunc_calls():
     """Only an Array with an Array or a Python float or int takes the operator's paths:
-    NumPy arrays, lists, bools, keywords and large lazy arrays keep the ufunc's own."""
+    NumPy arrays, lists, bools, keywords and int arrays keep the ufunc's own; large arrays
+    (large traces) and bad operands get NumPy's values and errors either way."""
     x = np.linspace(-1, 1, 6)
     lx = la.asarray(x)
     assert_like_numpy(la.maximum(lx * 1.0, np.zeros(6)), np.maximum(x, np.zeros(6)))
