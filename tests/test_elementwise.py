@@ -1052,6 +1052,42 @@ def test_compiled_vmath_hypothesis(name, x):
             assert abs(s - want.sum()) <= 1e-12 * max(1.0, np.abs(want).sum())
 
 
+_BIG_MATH_SAMPLE = ("power", "arctan2", "arccosh", "expm1", "tan_fast")
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=() if n in _BIG_MATH_SAMPLE else pytest.mark.slow)
+    for n in ("power", "arctan2", "cbrt", "exp2", "expm1", "tan_fast", "arcsin", "arccos",
+              "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh")])
+def test_big_math_is_inlined_by_llvm_and_vectorizes(name):
+    """The big math helpers are compiled once and inlined by LLVM (not on Numba's IR): a loop
+    over one has no call into backends/numba_scalar left, and LLVM vectorized it."""
+    import re
+
+    from lazyarray.backends import numba_scalar as h
+
+    f = getattr(h, name)
+    if h._INLINED_BY_LLVM[name] == 1:
+        @numba.njit(error_model="numpy")
+        def loop(out, a, b):
+            for i in range(a.size):
+                out[i] = f(a[i])
+    else:
+        @numba.njit(error_model="numpy")
+        def loop(out, a, b):
+            for i in range(a.size):
+                out[i] = f(a[i], b[i])
+    a, b = np.linspace(0.1, 0.9, 64) + (name == "arccosh"), np.linspace(-3, 3, 64)
+    out = np.empty(64)
+    loop(out, a, b)
+    want = np.tan if name == "tan_fast" else getattr(np, name)
+    np.testing.assert_allclose(out, want(a) if h._INLINED_BY_LLVM[name] == 1 else want(a, b),
+                               rtol=5e-16)
+    ir = loop.inspect_llvm(loop.signatures[0])
+    assert not [c for c in re.findall(r"call [^@]*@([\w.$]+)", ir) if "numba_scalar" in c]
+    assert re.search(r"<(4|8) x double>", ir)
+
+
 def test_compiled_trig_huge_arguments_in_fused_blocks():
     """Huge arguments scattered through blocks of a fused 1-d loop, a 2-d strided loop, a
     reduction and a nested sin(cos(...)): each element as NumPy has it (within an ulp; the

@@ -33,18 +33,28 @@ import lazyarray.backends.numba_scalar as _h
 _lock = threading.Lock()
 
 
-def _write_atomic(path: str, text: str) -> None:
+def _write_atomic(path: str, text: str, replace: bool) -> None:
+    """Write `text` to `path` whole or not at all. Without `replace`, a file another process
+    put there first stays: Numba's cache index records the source file's modification time,
+    and rewriting the same text would make the other process's entries stale."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        os.replace(tmp, path)
-    except BaseException:  # an error or ^C: never leave a partial file behind
+        if replace:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            except OSError:  # a file system without hard links
+                os.replace(tmp, path)
+    finally:  # (an error or ^C too: never leave a partial file behind)
         try:
             os.remove(tmp)
         except OSError:
             pass
-        raise
 
 
 def import_source(name: str, path: str, text: str, counter: str = "disk_writes"):
@@ -56,7 +66,7 @@ def import_source(name: str, path: str, text: str, counter: str = "disk_writes")
         with open(path) as f:
             existing = f.read()
     if existing != text:
-        _write_atomic(path, text)
+        _write_atomic(path, text, replace=existing is not None)
         stats.bump(counter)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)

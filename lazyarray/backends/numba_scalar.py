@@ -1048,7 +1048,7 @@ def _expm1_sum(vc):
     return sm, se + ae + scale * ql, k
 
 
-@overload(expm1, inline="always")  # too big for LLVM to inline by itself: a call stops vectorization
+@overload(expm1, inline="always")  # into its one compiled form (`_inlined_by_llvm`, below)
 def _expm1(x):
     if not _float_arg(x):
         return lambda x: np.expm1(x)
@@ -1717,3 +1717,51 @@ def _exp2(x):
         res = exp_dd(zh, _fma(v, c_hi, -zh) + v * c_lo)
         return v if v != v else res
     return impl
+
+
+# The big math above is inlined into kernels whole (LLVM leaves a call to anything this size,
+# and a call stops a loop from vectorizing). `inline="always"` does that on Numba's IR: every
+# kernel then types and lowers the whole function again (power: about 1.5 s a kernel, 4 s a
+# parallel one). Instead, each name below is an intrinsic that compiles the function once per
+# process and signature (with NumPy's error model, as the kernels) and marks the compiled
+# function `alwaysinline`: LLVM inlines it into each kernel, which then vectorizes as before
+# (the same vector code) and compiles in a tenth of the time.
+_INLINED_BY_LLVM = {"power": 2, "arctan2": 2, "cbrt": 1, "exp2": 1, "expm1": 1, "tan_fast": 1,
+                    "arcsin": 1, "arccos": 1, "arctan": 1, "sinh": 1, "cosh": 1, "tanh": 1,
+                    "arcsinh": 1, "arccosh": 1, "arctanh": 1}
+
+
+def _subroutine_flags():
+    from numba.core.compiler import Flags
+
+    flags = Flags()
+    flags.error_model = "numpy"
+    return flags
+
+
+def _inlined_by_llvm(stub, nin: int):
+    """An intrinsic computing `stub(*args)` (its `@overload`) by a call that LLVM inlines."""
+    impl = (lambda x: stub(x)) if nin == 1 else (lambda x, y: stub(x, y))
+
+    def lower(context, builder, sig, args):
+        sub = context.compile_subroutine(builder, impl, sig, flags=_subroutine_flags())
+        fn = sub.library._final_module.get_function(sub.fndesc.llvm_func_name)
+        if b"alwaysinline" not in b" ".join(fn.attributes):
+            fn.add_function_attribute("alwaysinline")
+        return context.call_internal(builder, sub.fndesc, sig, args)
+
+    def signature(typingctx, args):
+        return typingctx.resolve_value_type(stub).get_call_type(typingctx, args, {})
+
+    if nin == 1:
+        def typer(typingctx, x):
+            return signature(typingctx, (x,)), lower
+    else:
+        def typer(typingctx, x, y):
+            return signature(typingctx, (x, y)), lower
+    typer.__name__ = stub.__name__
+    return intrinsic(typer)
+
+
+for _name, _nin in _INLINED_BY_LLVM.items():
+    globals()[_name] = _inlined_by_llvm(globals()[_name], _nin)
