@@ -8,6 +8,9 @@ time_cold_compile   first evaluation of a kernel nobody has compiled before: set
 time_disk_cache_load  same structure every time: setup compiles it, then clears the
                     in-memory cache; the timed evaluation finds it on disk (when the disk
                     cache is enabled; otherwise it recompiles and says so in the number).
+time_cold_compile_big_math  the same with big math in the chain (power, arctan2, arccosh,
+                    tanh, expm1, arcsin): compiled once per process and signature, then
+                    inlined by LLVM in each new kernel (docs/performance.md, "Compile time").
 track_kernels       la.explain(...).num_kernels per workload (W1: 1 fused kernel).
 track_compiles_at_new_size  compiles when a workload runs again at a new size (expect 0:
                     kernel signatures do not contain concrete sizes).
@@ -44,7 +47,9 @@ def _compiles(la):
     return int(la.cache_info()["compiles"])
 
 
-class ColdCompile:
+class _ColdCache:
+    """An empty private disk cache and a cleared memory cache before every sample."""
+
     number = 1
     repeat = 5
     rounds = 1
@@ -62,15 +67,40 @@ class ColdCompile:
             self._ctx.__enter__()
         la.cache_clear()
         rng = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
-        self.steps = [int(k) for k in rng.integers(0, len(_STEPS), 12)]
+        self.steps = [int(k) for k in rng.integers(0, len(self.STEPS), self.LENGTH)]
         self.x = la.asarray(vector(10_000, 5))
 
     def teardown(self):
         self._ctx.close()
         shutil.rmtree(self._tmp, ignore_errors=True)
 
+
+class ColdCompile(_ColdCache):
+    STEPS, LENGTH = _STEPS, 12
+
     def time_cold_compile(self):
         np.asarray(_chain(self.la, self.x, self.steps))
+
+
+_BIG_STEPS = [
+    lambda la, x: x ** 1.25,
+    lambda la, x: la.arctan2(x, 0.5),
+    lambda la, x: la.arccosh(la.abs(x) + 1.0),
+    lambda la, x: la.tanh(x),
+    lambda la, x: la.expm1(x * 0.1),
+    lambda la, x: la.arcsin(x * 0.1),
+    lambda la, x: x * 1.5 - 0.25,
+]
+
+
+class ColdCompileBigMath(_ColdCache):
+    STEPS, LENGTH = _BIG_STEPS, 6
+
+    def time_cold_compile_big_math(self):
+        x = self.x
+        for k in self.steps:
+            x = _BIG_STEPS[k](self.la, x)
+        np.asarray(x)
 
 
 class DiskCacheLoad:
