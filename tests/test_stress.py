@@ -172,9 +172,10 @@ def _interrupted_then_fine(monkeypatch, tmp_path, patch):
 
 
 class _InterruptedOs:
-    """The `os` module as numba_cpu sees it, with `os.replace` interrupted. (Patching the
-    real module's `replace` interrupted any other caller in that window too: a finalizer
-    run by the garbage collector raised KeyboardInterrupt inside hypothesis's gc hook.)"""
+    """The `os` module as numba_cpu sees it, with `os.replace` and `os.link` (which put a
+    written kernel file in place) interrupted. (Patching the real module interrupted any
+    other caller in that window too: a finalizer run by the garbage collector raised
+    KeyboardInterrupt inside hypothesis's gc hook.)"""
 
     def __getattr__(self, name):
         return getattr(os, name)
@@ -182,6 +183,8 @@ class _InterruptedOs:
     @staticmethod
     def replace(*args):
         raise KeyboardInterrupt
+
+    link = replace
 
 
 def test_interrupt_while_writing_the_kernel_file(monkeypatch, tmp_path):
