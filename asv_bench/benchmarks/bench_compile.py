@@ -37,9 +37,9 @@ _STEPS = [
 ]
 
 
-def _chain(la, x, steps):
+def _chain(la, x, steps, table=_STEPS):
     for k in steps:
-        x = _STEPS[k](la, x)
+        x = table[k](la, x)
     return x
 
 
@@ -97,10 +97,7 @@ class ColdCompileBigMath(_ColdCache):
     STEPS, LENGTH = _BIG_STEPS, 6
 
     def time_cold_compile_big_math(self):
-        x = self.x
-        for k in self.steps:
-            x = _BIG_STEPS[k](self.la, x)
-        np.asarray(x)
+        np.asarray(_chain(self.la, self.x, self.steps, _BIG_STEPS))
 
 
 class DiskCacheLoad:

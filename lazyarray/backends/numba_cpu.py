@@ -33,10 +33,11 @@ import lazyarray.backends.numba_scalar as _h
 _lock = threading.Lock()
 
 
-def _write_atomic(path: str, text: str, replace: bool) -> None:
-    """Write `text` to `path` whole or not at all. Without `replace`, a file another process
-    put there first stays: Numba's cache index records the source file's modification time,
-    and rewriting the same text would make the other process's entries stale."""
+def _write_atomic(path: str, text: str, replace: bool) -> bool:
+    """Write `text` to `path` whole or not at all; False when it did not. Without `replace`,
+    a file another process put there first stays: Numba's cache index records the source
+    file's modification time, and rewriting the same text would make the other process's
+    entries stale."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
@@ -47,9 +48,10 @@ def _write_atomic(path: str, text: str, replace: bool) -> None:
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                pass
+                return False
             except OSError:  # a file system without hard links
                 os.replace(tmp, path)
+        return True
     finally:  # (an error or ^C too: never leave a partial file behind)
         try:
             os.remove(tmp)
@@ -65,8 +67,7 @@ def import_source(name: str, path: str, text: str, counter: str = "disk_writes")
     if os.path.exists(path):
         with open(path) as f:
             existing = f.read()
-    if existing != text:
-        _write_atomic(path, text, replace=existing is not None)
+    if existing != text and _write_atomic(path, text, replace=existing is not None):
         stats.bump(counter)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
