@@ -9,15 +9,23 @@ memory and on disk) and run.
 from __future__ import annotations
 
 import os as _os
+import sys as _sys
 
 __version__ = "0.1.0"
 
 # Numba's OpenMP workers spin against OpenBLAS's on small machines unless told to yield soon
 # (measured: 2 us kernel launches instead of milliseconds). Must happen before Numba loads.
 _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+# ... and OpenBLAS's idle workers spin ~0.1 s after every product, while a parallel kernel's
+# workers wait for a core (0.5-8 ms per launch instead of 14 us): they park after 2**16
+# cycles instead. OpenBLAS reads it when NumPy loads it, so only where lazyarray comes first;
+# the executor keeps kernels after a product on one thread while they may spin
+# (runtime/blas.py `spinning`; docs/performance.md, "Threading").
+_blas_timeout = _os.environ.get("OPENBLAS_THREAD_TIMEOUT")
+if _blas_timeout is None and "numpy" not in _sys.modules:
+    _blas_timeout = _os.environ["OPENBLAS_THREAD_TIMEOUT"] = "16"
 
 import functools as _functools  # noqa: E402
-import sys as _sys  # noqa: E402
 
 import numpy as _np  # noqa: E402
 

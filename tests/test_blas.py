@@ -202,3 +202,78 @@ def test_one_thread_runs_one_thread_and_restores_the_count():
         one(True)
     assert numba.get_num_threads() == before
     assert numba_cpu.one_thread(_threads_inside) is one  # one wrapper per dispatcher
+
+
+def test_kernels_run_on_one_thread_while_blas_workers_may_spin(compiled, monkeypatch):
+    """After a product, NumPy's OpenBLAS workers spin for `blas.SPIN_S`: a parallel kernel
+    launched in that window, by another evaluation too, and on its replays, runs on the
+    calling thread below PARALLEL_MIN_NEAR_BLAS iterations (parallel workers would wait for
+    the cores); in parallel once the window is over. NumPy's values either way."""
+    calls = []
+    real = numba_cpu.OneThread.__call__
+
+    def counted(self, *args):
+        calls.append(self)
+        return real(self, *args)
+
+    monkeypatch.setattr(numba_cpu.OneThread, "__call__", counted)
+    safe = numba_cpu._thread_controls() is not None  # (omp or tbb: not workqueue)
+    x = np.random.default_rng(7).standard_normal((256, 256))
+    assert executor.PARALLEL_MIN <= x.size < executor.PARALLEL_MIN_NEAR_BLAS
+    for spin, on_one in ((3600.0, 2 if safe else 0), (0.0, 0), (3600.0, 2 if safe else 0)):
+        monkeypatch.setattr(blas, "SPIN_S", spin)
+        product = np.asarray(la.asarray(x) @ la.asarray(x))
+        assert blas.spinning() == (spin > 0)
+        calls.clear()
+        for _ in range(2):  # the first launch, then its replay
+            got = la.maximum(la.asarray(product) + 1.0, 0.0) * 0.5 + la.asarray(x)
+            assert np.array_equal(np.asarray(got), np.maximum(x @ x + 1.0, 0.0) * 0.5 + x)
+        assert len(calls) == on_one
+    kernel = ("parallel", "serial")
+    assert executor._while_blas_spins("serial", kernel, 1 << 16) is None
+    assert executor._while_blas_spins("parallel", kernel, executor.PARALLEL_MIN_NEAR_BLAS) is None
+
+
+@pytest.mark.parametrize("value, seconds", [(None, 2.0 ** 28 / 2e9), ("16", 2.0 ** 16 / 2e9),
+                                            ("2", 2.0 ** 4 / 2e9), ("99", 2.0 ** 30 / 2e9),
+                                            ("soon", 2.0 ** 28 / 2e9)])
+def test_spin_window_follows_openblas_reading_of_its_timeout(value, seconds):
+    assert blas._spin_seconds(value) == seconds
+
+
+_IMPORT_ORDER = """
+import os, sys
+seen = []
+class Spy:  # what the environment holds when NumPy (and its OpenBLAS) loads
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" and not seen:
+            seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+sys.meta_path.insert(0, Spy())
+if sys.argv[1] == "numpy-first":
+    import numpy
+import lazyarray
+from lazyarray.runtime import blas
+print(seen[0], os.environ.get("OPENBLAS_THREAD_TIMEOUT"), blas.SPIN_S)
+"""
+
+
+@pytest.mark.parametrize("order, env, expected", [
+    ("lazyarray-first", None, "16 16 %r" % (2.0 ** 16 / 2e9)),
+    ("lazyarray-first", "24", "24 24 %r" % (2.0 ** 24 / 2e9)),
+    ("numpy-first", None, "None None %r" % (2.0 ** 28 / 2e9)),
+])
+def test_import_parks_openblas_workers_soon_when_it_comes_first(order, env, expected):
+    """`import lazyarray` before NumPy sets OPENBLAS_THREAD_TIMEOUT=16 in time for OpenBLAS to
+    read it; a value of the user's wins; after NumPy it is too late, and the executor's spin
+    window is OpenBLAS's default."""
+    import os
+    import subprocess
+    import sys
+
+    environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if env is not None:
+        environ["OPENBLAS_THREAD_TIMEOUT"] = env
+    out = subprocess.run([sys.executable, "-c", _IMPORT_ORDER, order], env=environ,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == expected.split()

@@ -7,7 +7,9 @@ W7 5-point Jacobi step on (n, n)     W8 where(x>0.5, x*2, clip(x, 0.1, 0.3))
 W9 100 chained elementwise ops on 10 elements
 """
 
-from .common import ENGINES, SIZES, prepare, run
+import numpy as np
+
+from .common import ENGINES, SIZES, prepare, require_lazyarray, run
 
 
 class _Workload:
@@ -95,3 +97,28 @@ class W9(_Workload):
 
     def time_w9(self, size, engine):
         run("W9", self.xp, self.args)
+
+
+class ResidualBlocks:
+    """Three blocks of x = tanh(x @ W + b) * 0.5 + x on (512, 256): each elementwise kernel
+    starts right after a product, while NumPy's OpenBLAS workers may still spin (asv imports
+    NumPy first, so they spin ~0.1 s; lazyarray then runs such kernels on one thread:
+    docs/performance.md, "Threading")."""
+
+    param_names = ["engine"]
+    params = (ENGINES,)
+
+    def setup(self, engine):
+        r = np.random.default_rng(5)
+        args = (r.standard_normal((512, 256)),
+                *(r.standard_normal((256, 256)) * 0.06 for _ in range(3)),
+                *(r.standard_normal(256) for _ in range(3)))
+        self.xp = np if engine == "numpy" else require_lazyarray("asarray", "matmul", "tanh")
+        self.args = args if engine == "numpy" else tuple(self.xp.asarray(a) for a in args)
+        self.time_residual_blocks(engine)  # warm-up: compile
+
+    def time_residual_blocks(self, engine):
+        xp, (x, *rest) = self.xp, self.args
+        for w, b in zip(rest[:3], rest[3:], strict=True):
+            x = xp.tanh(x @ w + b) * 0.5 + x
+        return np.asarray(x)

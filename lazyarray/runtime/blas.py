@@ -23,9 +23,12 @@ import ctypes
 import functools
 import glob
 import logging
+import math
 import os
 import shutil
+import sys
 import threading
+import time
 
 import numpy as np
 
@@ -44,8 +47,38 @@ MIN_WORK = 512 ** 3
 _lock = threading.Lock()
 
 
+def _spin_seconds(timeout: str | None) -> float:
+    """How long NumPy's OpenBLAS workers spin after a product before they sleep: 2**t cycles
+    of the time-stamp counter (OPENBLAS_THREAD_TIMEOUT as it loaded, clamped to 4..30 as
+    OpenBLAS does; 28 when unset or unreadable), taken at 2 GHz: the slow end."""
+    try:
+        t = min(max(int(timeout), 4), 30)
+    except (TypeError, ValueError):
+        t = 28
+    return 2.0 ** t / 2e9
+
+
+SPIN_S = _spin_seconds(sys.modules["lazyarray"]._blas_timeout)
+_last_product = -math.inf  # time.perf_counter() when the last product ended
+
+
+def spinning() -> bool:
+    """Whether NumPy's OpenBLAS workers may still spin from lazyarray's last product, taking
+    the cores a parallel kernel's workers then wait for (0.5-8 ms per launch on 2 cores
+    instead of 14 us, for ~0.1 s after a product unless lazyarray set their timeout)."""
+    return time.perf_counter() - _last_product < SPIN_S
+
+
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`np.matmul(a, b)`, by the retuned OpenBLAS when it applies (see the module's doc)."""
+    global _last_product
+    try:
+        return _matmul(a, b)
+    finally:
+        _last_product = time.perf_counter()
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     gemm = _gemm(a, b)
     if gemm is None:
         return _numpy_matmul(a, b)

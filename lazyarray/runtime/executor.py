@@ -43,6 +43,10 @@ PARALLEL_MIN = 1 << 15  # iterations below which a kernel runs serially (thread 
 # the call, and OpenMP workers woken then wait for the cores (W5 at 256²: 0.48 ms serial,
 # 1.0 ms parallel; docs/performance.md)
 PARALLEL_MIN_AFTER_BLAS = 1 << 17
+# ... and, on the calling thread, for any kernel while BLAS's threads may still spin from a
+# product (`blas.spinning`): a parallel launch then costs 0.5-8 ms more, one thread at most
+# that up to here
+PARALLEL_MIN_NEAR_BLAS = 1 << 21
 VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
 CHUNK_ROWS = 32  # rows per chunk at least, where each chunk has partials of a row's length
@@ -243,6 +247,7 @@ class _Prepared:
     tail: list  # scalars, sizes and the kind's extra arguments
     candidates: tuple = ()  # operands whose buffer may take the result (_donor_candidates)
     direct: bool = False  # every load is an operand itself (no view to rebuild)
+    near_blas: object = None  # the dispatcher while BLAS's workers may spin (_while_blas_spins)
 
     def __post_init__(self):
         self.direct = all(type(j) is int for j in self.src)
@@ -276,9 +281,11 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
         return None
     n = len(results)
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
-    kernel = _dispatcher(entry.kernel, math.prod(launch.sizes), serial, in_place)
+    work = math.prod(launch.sizes)
+    kernel = _dispatcher(entry.kernel, work, serial, in_place)
     return _Prepared(entry, kernel, outs, partials, src, tail,
-                     _donor_candidates(comp, launch, operands))
+                     _donor_candidates(comp, launch, operands),
+                     near_blas=_while_blas_spins(kernel, entry.kernel, work))
 
 
 def _replayable(comp: Module, launch: Launch) -> bool:
@@ -404,7 +411,7 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
         operands[j] if type(j) is int else _rebuilt(j, operands) for j in p.src]
     args += p.tail
     stats.hit()
-    kernel = p.kernel
+    kernel = p.kernel if p.near_blas is None or not blas.spinning() else p.near_blas
     before = len(kernel.overloads)
     try:
         flagged = kernel(*args)  # the specialization the first launch built (layouts match)
@@ -759,7 +766,10 @@ def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = 
                 entry.kernel = numba_cpu.compile_kernel(entry.key, entry.source, path)
                 diskcache.evict(path)
     t0 = time.perf_counter()
-    chosen = _dispatcher(entry.kernel, math.prod(launch.sizes), serial_only, in_place)
+    work = math.prod(launch.sizes)
+    chosen = _dispatcher(entry.kernel, work, serial_only, in_place)
+    if blas.spinning():
+        chosen = _while_blas_spins(chosen, entry.kernel, work) or chosen
     built, flagged = numba_cpu.launch(chosen, args)
     if built:  # this launch compiled (or loaded) a specialization: count it as build time
         entry.compile_s += time.perf_counter() - t0
@@ -780,6 +790,18 @@ def _dispatcher(kernel: tuple, work: int, one: bool, in_place: bool):
 
         return numba_cpu.one_thread(kernel[0]) or kernel[1]
     return kernel[1]
+
+
+def _while_blas_spins(chosen, kernel: tuple, work: int):
+    """The dispatcher to run while NumPy's OpenBLAS workers may still spin from a product
+    (`blas.spinning`), where a parallel launch waits for the cores: a parallel one below
+    PARALLEL_MIN_NEAR_BLAS iterations on the calling thread (the same compiled code, so
+    no new specialization), else `chosen` itself; None where that is always `chosen`."""
+    if chosen is not kernel[0] or work >= PARALLEL_MIN_NEAR_BLAS:
+        return None
+    from lazyarray.backends import numba_cpu
+
+    return numba_cpu.one_thread(chosen)
 
 
 _last_uses: dict[Module, tuple] = {}  # module -> (per instruction, its buffer's last reader;
