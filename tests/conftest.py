@@ -76,18 +76,31 @@ def pytest_addoption(parser):
     parser.addoption(
         "--runslow", action="store_true", default=False, help="also run tests marked slow"
     )
+    parser.addoption(
+        "--shard", default=None, metavar="I/N",
+        help="run only every N-th collected test, starting at the I-th (0-based): one of N "
+             "parts of a run (tests/test_cuda.py splits the simulator's long files so)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
     # Slow tests are opt-in: `--runslow`, or an explicit `-m` expression that
     # mentions them (e.g. `-m slow`).  Otherwise they are deselected (not
     # skipped), so the default run reports them as "deselected".
-    if config.getoption("--runslow") or "slow" in (config.getoption("markexpr") or ""):
-        return
-    kept = [item for item in items if "slow" not in item.keywords]
-    if len(kept) != len(items):
-        config.hook.pytest_deselected(items=[i for i in items if "slow" in i.keywords])
-        items[:] = kept
+    if not (config.getoption("--runslow") or "slow" in (config.getoption("markexpr") or "")):
+        _deselect(config, items, lambda k, item: "slow" not in item.keywords)
+    if config.getoption("--shard"):
+        i, n = map(int, config.getoption("--shard").split("/"))
+        if not 0 <= i < n:
+            raise pytest.UsageError(f"--shard {i}/{n}: I must be in 0..N-1")
+        _deselect(config, items, lambda k, item: k % n == i)
+
+
+def _deselect(config, items, keep) -> None:
+    flags = [keep(k, item) for k, item in enumerate(items)]
+    if not all(flags):
+        config.hook.pytest_deselected(items=[i for i, f in zip(items, flags) if not f])
+        items[:] = [i for i, f in zip(items, flags) if f]
 
 
 # Work around a hypothesis (6.155) pytest-plugin quirk: for every invocation

@@ -5,6 +5,7 @@ everywhere: the same tests then check the fallback)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numba
@@ -217,6 +218,7 @@ def test_kernels_run_on_one_thread_while_blas_workers_may_spin(compiled, monkeyp
         return real(self, *args)
 
     monkeypatch.setattr(numba_cpu.OneThread, "__call__", counted)
+    monkeypatch.setattr(executor, "PAUSE_S", math.inf)  # (no launch counts as after a pause)
     safe = numba_cpu._thread_controls() is not None  # (omp or tbb: not workqueue)
     x = np.random.default_rng(7).standard_normal((256, 256))
     assert executor.PARALLEL_MIN <= x.size < executor.PARALLEL_MIN_NEAR_BLAS

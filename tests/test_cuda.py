@@ -21,6 +21,10 @@ DIFFERENTIAL = {"tests/test_reductions.py": "sim", "tests/test_elementwise.py": 
                 "tests/test_programs.py": "ci", "tests/test_views.py": "ci",
                 "tests/test_shapes_indexing.py": "sim", "tests/test_creation.py": "sim",
                 "tests/test_array_protocol.py": "sim", "tests/test_breadth.py": "sim"}
+# files run as several processes (`--shard`), each a test of its own, so that pytest-xdist
+# spreads them: simulated GPU threads are Python threads, and test_reductions.py alone took
+# 6 minutes in one process
+SHARDS = {"tests/test_reductions.py": 4}
 
 
 def _run_simulated(args: list[str], tmp_path, profile: str = "sim") -> None:
@@ -38,8 +42,10 @@ def test_cuda_backend_on_the_simulator(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", list(DIFFERENTIAL))
-def test_differential_suite_on_the_cuda_simulator(path, tmp_path):
+@pytest.mark.parametrize("path, shard", [(p, f"{i}/{SHARDS.get(p, 1)}") for p in DIFFERENTIAL
+                                         for i in range(SHARDS.get(p, 1))])
+def test_differential_suite_on_the_cuda_simulator(path, shard, tmp_path):
     # the `mode` tests' compiled variants; not the `test_compiled_*` ones, which ask for the
     # CPU backend by name (the CPU suite runs them)
-    _run_simulated([path, "-k", "compiled and not test_compiled"], tmp_path, DIFFERENTIAL[path])
+    _run_simulated([path, "-k", "compiled and not test_compiled", "--shard", shard], tmp_path,
+                   DIFFERENTIAL[path])

@@ -2,18 +2,21 @@
 
 Covered: the eager tier's cached float64 operands, its size invariant and its counter;
 memoized typing plans and constants when building nodes; memoized view nodes; strided loads
-passed to kernels as flat windows; prepared launches that rebuild operand views.
+passed to kernels as flat windows; prepared launches that rebuild operand views, and that
+run on one thread after a pause where that was faster.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
+import types
 
 import numpy as np
 import pytest
 
 import lazyarray as la
-from helpers import assert_like_numpy
+from helpers import assert_like_numpy, fresh_launches
 
 la_array = importlib.import_module("lazyarray.array")  # the module (la.array is a function)
 
@@ -300,3 +303,50 @@ def test_clip_with_array_bounds(lo, hi, lazy_bounds, threshold):
     with la.options(eager_threshold=32768 if threshold is None else threshold):
         assert_like_numpy(la.clip(la.asarray(x), wrap(lo), wrap(hi)), want)
         assert_like_numpy(la.asarray(x).clip(wrap(lo), wrap(hi)), want)
+
+
+def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
+    """A replay of a parallel launch right after another parallel launch runs in parallel.
+    After a pause (PAUSE_S: the OpenMP workers may sleep) it runs on one thread the first
+    time, in parallel the next, then the way whose last time after a pause was shorter,
+    the other way again every EXPLORE_EVERY-th time."""
+    from lazyarray.runtime import executor
+
+    p = types.SimpleNamespace(near_blas=None, kernel="parallel", one="one",
+                              paused=[math.inf, math.inf, 0])
+    monkeypatch.setattr(executor, "_workers_done", math.inf)  # (just now, and then some)
+    assert executor._replay_dispatcher(p) == ("parallel", None)
+    monkeypatch.setattr(executor, "_workers_done", -math.inf)
+    picks = []
+    for k in range(3 * executor.EXPLORE_EVERY):
+        way, t0 = executor._replay_dispatcher(p)
+        assert t0 is not None
+        picks.append(way)
+        p.paused[way == "one"] = 1.0 if way == "one" else 2.0  # one thread: faster
+    assert picks[:2] == ["one", "parallel"]
+    assert [k + 1 for k, w in enumerate(picks) if w == "parallel"] == [
+        2, *range(executor.EXPLORE_EVERY, 3 * executor.EXPLORE_EVERY + 1,
+                  executor.EXPLORE_EVERY)]
+
+
+def test_replays_after_pauses_match_numpy_on_one_thread_and_in_parallel(monkeypatch):
+    """Every replay counted as after a pause: the kernel runs both ways (timed), with
+    NumPy's values each time (under Numba's workqueue layer, which has no one-thread run,
+    always in parallel)."""
+    from lazyarray.backends import numba_cpu
+    from lazyarray.runtime import blas, executor
+
+    monkeypatch.setattr(executor, "PAUSE_S", 0.0)
+    monkeypatch.setattr(blas, "SPIN_S", 0.0)  # (no product's workers spinning either)
+    x = np.random.default_rng(3).standard_normal(executor.PARALLEL_MIN * 2)
+    lx = la.asarray(x)
+    with fresh_launches(), la.options(eager_threshold=0):
+        for _ in range(6):
+            assert np.array_equal(np.asarray(la.sqrt(lx * lx) * 2.0 - 1.0),
+                                  np.sqrt(x * x) * 2.0 - 1.0)
+        (p,) = [p for layouts in executor._prepared.values() for p in layouts.values()]
+        if numba_cpu._thread_controls() is None:
+            assert p.one is None and p.paused[2] == 0
+        else:
+            assert p.paused[2] == 5  # the replays
+            assert 0 < p.paused[0] < math.inf and 0 < p.paused[1] < math.inf

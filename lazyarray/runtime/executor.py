@@ -47,6 +47,11 @@ PARALLEL_MIN_AFTER_BLAS = 1 << 17
 # product (`blas.spinning`): a parallel launch then costs 0.5-8 ms more, one thread at most
 # that up to here
 PARALLEL_MIN_NEAR_BLAS = 1 << 21
+# idle seconds after which the OpenMP workers may sleep (libgomp spins GOMP_SPINCOUNT=10000
+# rounds first); waking them costs a launch 0.5 ms on a small VM, microseconds elsewhere
+PAUSE_S = 3e-4
+EXPLORE_EVERY = 16  # a launch after a pause tries the way it did not pick every n-th time
+_workers_done = -math.inf  # time.perf_counter() when a parallel launch last ended
 VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
 CHUNK_ROWS = 32  # rows per chunk at least, where each chunk has partials of a row's length
@@ -248,6 +253,8 @@ class _Prepared:
     candidates: tuple = ()  # operands whose buffer may take the result (_donor_candidates)
     direct: bool = False  # every load is an operand itself (no view to rebuild)
     near_blas: object = None  # the dispatcher while BLAS's workers may spin (_while_blas_spins)
+    one: object = None  # where `kernel` is parallel: it on the calling thread (OneThread)
+    paused: list = None  # after a pause: [seconds in parallel, on one thread, launches]
 
     def __post_init__(self):
         self.direct = all(type(j) is int for j in self.src)
@@ -283,9 +290,15 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
     work = math.prod(launch.sizes)
     kernel = _dispatcher(entry.kernel, work, serial, in_place)
+    one = None
+    if kernel is entry.kernel[0]:
+        from lazyarray.backends import numba_cpu
+
+        one = numba_cpu.one_thread(kernel)
     return _Prepared(entry, kernel, outs, partials, src, tail,
                      _donor_candidates(comp, launch, operands),
-                     near_blas=_while_blas_spins(kernel, entry.kernel, work))
+                     near_blas=_while_blas_spins(kernel, entry.kernel, work), one=one,
+                     paused=[math.inf, math.inf, 0])
 
 
 def _replayable(comp: Module, launch: Launch) -> bool:
@@ -387,6 +400,34 @@ def _run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
     return results
 
 
+def _replay_dispatcher(p: _Prepared) -> tuple[object, float | None]:
+    """The dispatcher to replay `p` (whose kernel is parallel) with, and the start time
+    where the launch comes after a pause (it is then timed): on the calling thread while
+    BLAS's workers may spin (`_while_blas_spins`); after a pause (`PAUSE_S`), when the
+    workers sleep and waking them may cost more than they save, the way that was faster
+    after a pause before (each tried first, the other again every EXPLORE_EVERY-th time);
+    else in parallel."""
+    if p.near_blas is not None and blas.spinning():
+        return p.near_blas, None
+    t0 = time.perf_counter()
+    if not t0 - _workers_done > PAUSE_S:
+        return p.kernel, None
+    paused = p.paused
+    paused[2] += 1
+    together, alone = paused[0], paused[1]
+    if alone == math.inf or together == math.inf:
+        return (p.one if alone == math.inf else p.kernel), t0
+    faster = alone < together
+    if paused[2] % EXPLORE_EVERY == 0:
+        faster = not faster
+    return (p.one if faster else p.kernel), t0
+
+
+def _ran_in_parallel() -> None:
+    global _workers_done
+    _workers_done = time.perf_counter()
+
+
 def kernel_record(p: _Prepared, ins: Instr, k: int) -> KernelRecord:
     """explain()'s record of fusion `k` of an evaluation, run as the prepared launch `p`."""
     return KernelRecord(f"fusion.{k}", ins.attr("kind"), p.entry.key, "hit", p.entry.source,
@@ -411,7 +452,7 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
         operands[j] if type(j) is int else _rebuilt(j, operands) for j in p.src]
     args += p.tail
     stats.hit()
-    kernel = p.kernel if p.near_blas is None or not blas.spinning() else p.near_blas
+    kernel, t0 = (p.kernel, None) if p.one is None else _replay_dispatcher(p)
     before = len(kernel.overloads)
     try:
         flagged = kernel(*args)  # the specialization the first launch built (layouts match)
@@ -423,6 +464,11 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
         if value_error is not None:
             raise value_error from None
         raise
+    finally:
+        if kernel is p.kernel and p.one is not None:
+            _ran_in_parallel()
+    if t0 is not None:  # after a pause: how long each way took, the last time
+        p.paused[kernel is p.one] = time.perf_counter() - t0
     return results, flagged
 
 
@@ -770,7 +816,11 @@ def _launch(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = 
     chosen = _dispatcher(entry.kernel, work, serial_only, in_place)
     if blas.spinning():
         chosen = _while_blas_spins(chosen, entry.kernel, work) or chosen
-    built, flagged = numba_cpu.launch(chosen, args)
+    try:
+        built, flagged = numba_cpu.launch(chosen, args)
+    finally:
+        if chosen is entry.kernel[0]:
+            _ran_in_parallel()
     if built:  # this launch compiled (or loaded) a specialization: count it as build time
         entry.compile_s += time.perf_counter() - t0
         entry.origin = built
