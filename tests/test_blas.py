@@ -153,12 +153,8 @@ def test_epilogue_writes_over_the_product_and_warns_as_numpy(compiled, n):
     assert la.cache_info()["fp_rechecks"] > rechecks
 
 
-@pytest.mark.parametrize("n", [32, 64, 300])
-def test_a_small_epilogue_in_place_runs_vectorized_on_one_thread(compiled, monkeypatch, n):
-    """Right after a product (BLAS's workers still spin) a small epilogue runs on the calling
-    thread. Written over the product from VECTOR_MIN elements on, that is the parallel
-    dispatcher on one thread (its loops vectorize in place, the serial one's do not); below,
-    the serial one. Both give NumPy's bits, on the first launch and on its replays."""
+def _one_thread_calls(monkeypatch) -> list:
+    """A list that gets each `numba_cpu.OneThread` called from now on (one thread runs)."""
     calls = []
     real = numba_cpu.OneThread.__call__
 
@@ -167,6 +163,16 @@ def test_a_small_epilogue_in_place_runs_vectorized_on_one_thread(compiled, monke
         return real(self, *args)
 
     monkeypatch.setattr(numba_cpu.OneThread, "__call__", counted)
+    return calls
+
+
+@pytest.mark.parametrize("n", [32, 64, 300])
+def test_a_small_epilogue_in_place_runs_vectorized_on_one_thread(compiled, monkeypatch, n):
+    """Right after a product (BLAS's workers still spin) a small epilogue runs on the calling
+    thread. Written over the product from VECTOR_MIN elements on, that is the parallel
+    dispatcher on one thread (its loops vectorize in place, the serial one's do not); below,
+    the serial one. Both give NumPy's bits, on the first launch and on its replays."""
+    calls = _one_thread_calls(monkeypatch)
     rng = np.random.default_rng(n)
     a, b, bias = rng.standard_normal((n, n)), rng.standard_normal((n, n)), rng.standard_normal(n)
     threads = numba.get_num_threads()
@@ -210,14 +216,7 @@ def test_kernels_run_on_one_thread_while_blas_workers_may_spin(compiled, monkeyp
     launched in that window, by another evaluation too, and on its replays, runs on the
     calling thread below PARALLEL_MIN_NEAR_BLAS iterations (parallel workers would wait for
     the cores); in parallel once the window is over. NumPy's values either way."""
-    calls = []
-    real = numba_cpu.OneThread.__call__
-
-    def counted(self, *args):
-        calls.append(self)
-        return real(self, *args)
-
-    monkeypatch.setattr(numba_cpu.OneThread, "__call__", counted)
+    calls = _one_thread_calls(monkeypatch)
     monkeypatch.setattr(executor, "PAUSE_S", math.inf)  # (no launch counts as after a pause)
     safe = numba_cpu._thread_controls() is not None  # (omp or tbb: not workqueue)
     x = np.random.default_rng(7).standard_normal((256, 256))
