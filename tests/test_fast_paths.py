@@ -312,7 +312,7 @@ def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
     the other way again every EXPLORE_EVERY-th time."""
     from lazyarray.runtime import executor
 
-    p = types.SimpleNamespace(near_blas=None, kernel="parallel", one="one",
+    p = types.SimpleNamespace(near_blas=False, kernel="parallel", one="one",
                               paused=[math.inf, math.inf, 0])
     monkeypatch.setattr(executor, "_workers_done", math.inf)  # (just now, and then some)
     assert executor._replay_dispatcher(p) == ("parallel", None)

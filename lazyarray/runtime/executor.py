@@ -252,8 +252,8 @@ class _Prepared:
     tail: list  # scalars, sizes and the kind's extra arguments
     candidates: tuple = ()  # operands whose buffer may take the result (_donor_candidates)
     direct: bool = False  # every load is an operand itself (no view to rebuild)
-    near_blas: object = None  # the dispatcher while BLAS's workers may spin (_while_blas_spins)
     one: object = None  # where `kernel` is parallel: it on the calling thread (OneThread)
+    near_blas: bool = False  # `one` runs while BLAS's workers may spin (_while_blas_spins)
     paused: list = None  # after a pause: [seconds in parallel, on one thread, launches]
 
     def __post_init__(self):
@@ -296,8 +296,8 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
 
         one = numba_cpu.one_thread(kernel)
     return _Prepared(entry, kernel, outs, partials, src, tail,
-                     _donor_candidates(comp, launch, operands),
-                     near_blas=_while_blas_spins(kernel, entry.kernel, work), one=one,
+                     _donor_candidates(comp, launch, operands), one=one,
+                     near_blas=one is not None and work < PARALLEL_MIN_NEAR_BLAS,
                      paused=[math.inf, math.inf, 0])
 
 
@@ -407,8 +407,8 @@ def _replay_dispatcher(p: _Prepared) -> tuple[object, float | None]:
     workers sleep and waking them may cost more than they save, the way that was faster
     after a pause before (each tried first, the other again every EXPLORE_EVERY-th time);
     else in parallel."""
-    if p.near_blas is not None and blas.spinning():
-        return p.near_blas, None
+    if p.near_blas and blas.spinning():
+        return p.one, None
     t0 = time.perf_counter()
     if not t0 - _workers_done > PAUSE_S:
         return p.kernel, None
