@@ -7,7 +7,9 @@ Two measurements per import order, each in a fresh process:
 - launches: a 2**16-element kernel (`x * 2 + 1`, evaluated) called again and again for 0.3 s
   after one 256^2 product, 10 times: how many calls took over 100 us, and the slowest;
 - blocks: three residual blocks `x = tanh(x @ W + b) * 0.5 + x` on (512, 256) (asv's
-  `ResidualBlocks`), NumPy and lazyarray alternating, median ms of ROUNDS rounds.
+  `ResidualBlocks`), NumPy and lazyarray alternating, median ms of ROUNDS rounds;
+- products: NumPy's 128^2 and 256^2 products themselves, median us back to back and after
+  a 1 ms pause (what parking OpenBLAS's workers sooner costs them).
 docs/performance.md ("Threading") quotes it.
 """
 
@@ -62,10 +64,23 @@ def child(order: str, rounds: int) -> None:
                 blocks(xp, *v)
             times[name].append((time.perf_counter() - t0) / 10)
     med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
+    products = []
+    for n in (128, 256):
+        m = r.standard_normal((n, n))
+        for pause in (0.0, 1e-3):
+            ts = []
+            for _ in range(101):
+                time.sleep(pause)
+                t0 = time.perf_counter()
+                m @ m
+                ts.append(time.perf_counter() - t0)
+            products.append(f"{sorted(ts)[50] * 1e6:.0f}")
     print(f"{order:16} OpenBLAS spin window {blas.SPIN_S * 1e3:8.3f} ms | launches after a "
           f"product: {slow:4d} over 100 us, slowest {worst * 1e3:6.2f} ms | blocks: NumPy "
           f"{med['numpy']:.2f} ms, lazyarray {med['lazyarray']:.2f} ms "
-          f"({med['lazyarray'] / med['numpy']:.2f})")
+          f"({med['lazyarray'] / med['numpy']:.2f}) | products 128^2 {products[0]} / "
+          f"{products[1]} us, 256^2 {products[2]} / {products[3]} us (back to back / after "
+          f"1 ms)")
 
 
 def main() -> None:
