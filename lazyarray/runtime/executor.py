@@ -297,7 +297,7 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
         one = numba_cpu.one_thread(kernel)
     return _Prepared(entry, kernel, outs, partials, src, tail,
                      _donor_candidates(comp, launch, operands), one=one,
-                     near_blas=one is not None and work < PARALLEL_MIN_NEAR_BLAS,
+                     near_blas=_while_blas_spins(kernel, entry.kernel, work) is not None,
                      paused=[math.inf, math.inf, 0])
 
 
