@@ -307,8 +307,8 @@ def test_clip_with_array_bounds(lo, hi, lazy_bounds, threshold):
 
 def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
     """A replay of a parallel launch right after another parallel launch runs in parallel.
-    After a pause (PAUSE_S: the OpenMP workers may sleep) it runs on one thread the first
-    time, in parallel the next, then the way whose last time after a pause was shorter,
+    After a pause (PAUSE_S: the OpenMP workers may sleep) it runs in parallel the first
+    time, on one thread the next, then the way whose last time after a pause was shorter,
     the other way again every EXPLORE_EVERY-th time."""
     from lazyarray.runtime import executor
 
@@ -322,11 +322,32 @@ def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
         way, t0 = executor._replay_dispatcher(p)
         assert t0 is not None
         picks.append(way)
-        p.paused[way == "one"] = 1.0 if way == "one" else 2.0  # one thread: faster
-    assert picks[:2] == ["one", "parallel"]
+        p.paused[way == "one"] = 1e-4 if way == "one" else 2e-4  # one thread: faster
+    assert picks[:2] == ["parallel", "one"]
     assert [k + 1 for k, w in enumerate(picks) if w == "parallel"] == [
-        2, *range(executor.EXPLORE_EVERY, 3 * executor.EXPLORE_EVERY + 1,
+        1, *range(executor.EXPLORE_EVERY, 3 * executor.EXPLORE_EVERY + 1,
                   executor.EXPLORE_EVERY)]
+
+
+def test_long_replay_after_a_pause_stays_parallel(monkeypatch):
+    """A launch that took PAUSE_LONG_S or more in parallel after a pause runs in parallel
+    after every later pause: waking the workers is a small part of it (W2 at 1e7 ran every
+    16th launch on one thread, 7 ms against 5, and flapped there on a noisy machine). When
+    a parallel launch after a pause becomes short again, one thread is tried again."""
+    from lazyarray.runtime import executor
+
+    p = types.SimpleNamespace(near_blas=False, kernel="parallel", one="one",
+                              paused=[math.inf, math.inf, 0])
+    monkeypatch.setattr(executor, "_workers_done", -math.inf)
+    picks = []
+    for k in range(3 * executor.EXPLORE_EVERY):
+        way, t0 = executor._replay_dispatcher(p)
+        assert t0 is not None
+        picks.append(way)
+        p.paused[way == "one"] = executor.PAUSE_LONG_S * (1.5 if way == "one" else 1.0)
+    assert picks == ["parallel"] * len(picks) and p.paused[1] == math.inf
+    p.paused[0] = executor.PAUSE_LONG_S / 2
+    assert executor._replay_dispatcher(p)[0] == "one"
 
 
 def test_replays_after_pauses_match_numpy_on_one_thread_and_in_parallel(monkeypatch):
@@ -337,6 +358,7 @@ def test_replays_after_pauses_match_numpy_on_one_thread_and_in_parallel(monkeypa
     from lazyarray.runtime import blas, executor
 
     monkeypatch.setattr(executor, "PAUSE_S", 0.0)
+    monkeypatch.setattr(executor, "PAUSE_LONG_S", math.inf)  # (a slow machine: still both)
     monkeypatch.setattr(blas, "SPIN_S", 0.0)  # (no product's workers spinning either)
     x = np.random.default_rng(3).standard_normal(executor.PARALLEL_MIN * 2)
     lx = la.asarray(x)

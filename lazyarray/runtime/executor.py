@@ -51,6 +51,9 @@ PARALLEL_MIN_NEAR_BLAS = 1 << 21
 # rounds first); waking them costs a launch 0.5 ms on a small VM, microseconds elsewhere
 PAUSE_S = 3e-4
 EXPLORE_EVERY = 16  # a launch after a pause tries the way it did not pick every n-th time
+# ... unless its last launch in parallel after a pause took this long: waking the workers is
+# then a small part of it, and one thread would take far longer (W2 at 1e7: 5 against 7 ms)
+PAUSE_LONG_S = 2e-3
 _workers_done = -math.inf  # time.perf_counter() when a parallel launch last ended
 VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
 MAX_CHUNKS = 64  # partial rows of a reduction over its outer dim (fixed: deterministic sums)
@@ -404,9 +407,10 @@ def _replay_dispatcher(p: _Prepared) -> tuple[object, float | None]:
     """The dispatcher to replay `p` (whose kernel is parallel) with, and the start time
     where the launch comes after a pause (it is then timed): on the calling thread while
     BLAS's workers may spin (`_while_blas_spins`); after a pause (`PAUSE_S`), when the
-    workers sleep and waking them may cost more than they save, the way that was faster
-    after a pause before (each tried first, the other again every EXPLORE_EVERY-th time);
-    else in parallel."""
+    workers sleep and waking them may cost more than they save, in parallel the first time,
+    on one thread the next, then the way that was faster after a pause before (the other
+    again every EXPLORE_EVERY-th time), or in parallel whenever that took PAUSE_LONG_S or
+    more the last time; else in parallel."""
     if p.near_blas and blas.spinning():
         return p.one, None
     t0 = time.perf_counter()
@@ -415,8 +419,8 @@ def _replay_dispatcher(p: _Prepared) -> tuple[object, float | None]:
     paused = p.paused
     paused[2] += 1
     together, alone = paused[0], paused[1]
-    if alone == math.inf or together == math.inf:
-        return (p.one if alone == math.inf else p.kernel), t0
+    if together >= PAUSE_LONG_S or alone == math.inf:  # (together: inf before the first)
+        return (p.kernel if together >= PAUSE_LONG_S else p.one), t0
     faster = alone < together
     if paused[2] % EXPLORE_EVERY == 0:
         faster = not faster
