@@ -331,9 +331,10 @@ def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
 
 def test_long_replay_after_a_pause_stays_parallel(monkeypatch):
     """A launch that took PAUSE_LONG_S or more in parallel after a pause runs in parallel
-    after every later pause: waking the workers is a small part of it (W2 at 1e7 ran every
-    16th launch on one thread, 7 ms against 5, and flapped there on a noisy machine). When
-    a parallel launch after a pause becomes short again, one thread is tried again."""
+    after every later pause: waking the workers is a small part of it (W2 at 1e7, 4.8 ms in
+    parallel, ran on one thread every 16th launch, 5.3-5.5 ms, or for runs of launches on a
+    noisy machine). When a parallel launch after a pause is short again, one thread is
+    tried again."""
     from lazyarray.runtime import executor
 
     p = types.SimpleNamespace(near_blas=False, kernel="parallel", one="one",

@@ -52,7 +52,7 @@ PARALLEL_MIN_NEAR_BLAS = 1 << 21
 PAUSE_S = 3e-4
 EXPLORE_EVERY = 16  # a launch after a pause tries the way it did not pick every n-th time
 # ... unless its last launch in parallel after a pause took this long: waking the workers is
-# then a small part of it, and one thread would take far longer (W2 at 1e7: 5 against 7 ms)
+# then a small part of it (W2 at 1e7: 4.8 ms in parallel, 5.3-5.5 on one thread)
 PAUSE_LONG_S = 2e-3
 _workers_done = -math.inf  # time.perf_counter() when a parallel launch last ended
 VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
