@@ -122,3 +122,33 @@ class ResidualBlocks:
         for w, b in zip(rest[:3], rest[3:], strict=True):
             x = xp.tanh(x @ w + b) * 0.5 + x
         return np.asarray(x)
+
+
+class SmallProducts:
+    """Least-squares pieces on a (10^6, 9) design matrix: `A.T @ y` (a result of 9) and the
+    residual `((y - A @ beta) ** 2).sum()` (a contraction of 9), which lazyarray computes as
+    fused reductions instead of BLAS calls (passes/products.py), and the Gram matrix
+    `A.T @ A` (81 results), which stays BLAS."""
+
+    param_names = ["engine"]
+    params = (ENGINES,)
+
+    def setup(self, engine):
+        r = np.random.default_rng(6)
+        args = r.standard_normal((10**6, 9)), r.standard_normal(10**6), r.standard_normal(9)
+        self.xp = np if engine == "numpy" else require_lazyarray("asarray", "matmul")
+        self.args = args if engine == "numpy" else tuple(self.xp.asarray(a) for a in args)
+        for warm in (self.time_vecmat, self.time_residual, self.time_gram):
+            warm(engine)  # warm-up: compile
+
+    def time_vecmat(self, engine):
+        A, y, _ = self.args
+        return np.asarray(A.T @ y)
+
+    def time_residual(self, engine):
+        A, y, beta = self.args
+        return float(((y - A @ beta) ** 2).sum())
+
+    def time_gram(self, engine):
+        A, _, _ = self.args
+        return np.asarray(A.T @ A)

@@ -7,12 +7,14 @@ from collections.abc import Callable, Sequence
 from lazyarray.ir.hlo import Module
 from lazyarray.passes.fusion import fuse
 from lazyarray.passes.moments import fuse_moments
+from lazyarray.passes.products import reduce_small_dots
 from lazyarray.passes.rows import fuse_rows
 from lazyarray.passes.simplify import dce, simplify
 
 Pass = Callable[[Module], Module]
 
 PIPELINE: tuple[Pass, ...] = (
+    reduce_small_dots,  # a short or small-result matrix product: a multiply and a reduce
     simplify,  # CSE (by construction), x*1 / x+0 / --x, constant folding, views pushed to leaves
     dce,  # drop what no output needs
     fuse,  # loop, input and multi-output fusion; views stay on the buffers they read
@@ -20,8 +22,8 @@ PIPELINE: tuple[Pass, ...] = (
     fuse_rows,  # a reduction over trailing axes + what reads it back: one kernel over rows
 )
 # the GPU and dask backends run fusions one at a time, over the whole array: no moments or
-# row fusion
-DEVICE_PIPELINE: tuple[Pass, ...] = PIPELINE[:3]
+# row fusion, and products stay library calls (cuBLAS / NumPy per chunk)
+DEVICE_PIPELINE: tuple[Pass, ...] = PIPELINE[1:4]
 
 
 def run_pipeline(module: Module, passes: Sequence[Pass] = PIPELINE) -> Module:
@@ -31,4 +33,4 @@ def run_pipeline(module: Module, passes: Sequence[Pass] = PIPELINE) -> Module:
 
 
 __all__ = ["DEVICE_PIPELINE", "PIPELINE", "dce", "fuse", "fuse_moments", "fuse_rows",
-           "run_pipeline", "simplify"]
+           "reduce_small_dots", "run_pipeline", "simplify"]
