@@ -122,3 +122,28 @@ def test_empty_contraction_gives_zeros(compiled):
     a, b = np.ones((7, 0)), np.ones((0, 5))
     _check(la.asarray(a) @ la.asarray(b), a @ b)
     _check(la.asarray(np.ones(0)) @ la.asarray(np.ones(0)), np.ones(0) @ np.ones(0))
+
+
+@pytest.mark.parametrize("case", ["overflow", "invalid", "vector"])
+def test_non_finite_small_products_warn_as_numpy_does(compiled, case):
+    """A rewritten product warns what NumPy's matmul warns, named `matmul`, at the user's
+    line; the values are NumPy's."""
+    import warnings
+
+    if case == "overflow":
+        a, b = np.full((300, 9), 1e200), np.full(9, 1e200)
+    elif case == "invalid":
+        a, b = np.full((300, 9), np.inf), np.zeros(9)
+    else:
+        a, b = np.full(400, 1e200), np.full(400, 1e200)
+    with warnings.catch_warnings(record=True) as got, np.errstate(all="warn"):
+        warnings.simplefilter("always")
+        expr = la.asarray(a) @ la.asarray(b)
+        value = np.asarray(expr)
+    with warnings.catch_warnings(record=True) as want_w, np.errstate(all="warn"):
+        warnings.simplefilter("always")
+        want = a @ b
+    assert " dot(" not in _hlo(expr)
+    np.testing.assert_array_equal(value, want)
+    assert sorted({str(w.message) for w in got}) == sorted({str(w.message) for w in want_w})
+    assert got and all(w.filename == __file__ for w in got)

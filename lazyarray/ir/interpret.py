@@ -78,6 +78,18 @@ def evaluate(ins, xs: list, memo: dict | None = None, sources: tuple = ()) -> np
     raise NotImplementedError(f"no reference semantics for {op}")
 
 
+def _evaluate_as(ins: Instr, xs: list, memo: dict, sources: tuple) -> np.ndarray:
+    """`evaluate`, with a floating-point error named after the operation NumPy reports for
+    it (`warn_as`: a product computed as a multiply and a sum warns "... in matmul")."""
+    try:
+        return evaluate(ins, xs, memo, sources)
+    except FloatingPointError as exc:
+        text = str(exc)
+        if " in " not in text:
+            raise
+        raise FloatingPointError(text[:text.rindex(" in ") + 4] + ins.attr("warn_as")) from None
+
+
 def interpret(module: Module, args: list, report: bool = False) -> list[np.ndarray]:
     """Run `module` with NumPy, floating-point errors ignored; `report`: record the warnings
     NumPy would give into the evaluation's recorder (`fpstate`), if it has one."""
@@ -94,12 +106,13 @@ def interpret(module: Module, args: list, report: bool = False) -> list[np.ndarr
                 vals[i] = np.asarray(args[ins.attr("index")])
             else:
                 xs = [vals[o] for o in ins.operands]
+                run = _evaluate_as if ins.attr("warn_as") else evaluate
                 try:
-                    vals[i] = evaluate(ins, xs, memo, ins.operands)
+                    vals[i] = run(ins, xs, memo, ins.operands)
                 except FloatingPointError as exc:
                     if rec is None:
                         raise
-                    vals[i] = fpstate.retry(rec, exc, evaluate, ins, xs, memo, ins.operands)
+                    vals[i] = fpstate.retry(rec, exc, run, ins, xs, memo, ins.operands)
                 for o in ins.operands:  # free intermediates at their last use
                     users_left[o] -= 1
                     if users_left[o] == 0 and o not in module.outputs:

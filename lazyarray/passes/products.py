@@ -14,7 +14,8 @@ straight into its consumers:
 Larger products stay BLAS: there a reduction would do the multiply-adds without BLAS's
 blocking (`A.T @ A` with A of (10^6, 9), 81 results: 15.0 ms against BLAS's 14.3). Only float32,
 float64 and integer products: their additions are the dtype's own (integers wrap the same in
-any order; floats are summed in the reductions' fixed order, to within rounding of BLAS).
+any order; floats are summed in the reductions' fixed order, to within rounding of BLAS), and
+floating-point warnings name `matmul`, as NumPy's do.
 """
 
 from __future__ import annotations
@@ -76,9 +77,14 @@ def _expand(b: Builder, ins: Instr) -> int | None:
         return None
     dt = ins.dtype
     prod = b.add(Instr("multiply", (_broadcast(b, a, shape, da), _broadcast(b, c, shape, dc)),
-                       shape, dt))
+                       shape, dt, _AS_MATMUL))
     return b.add(Instr("reduce", (prod,), ins.shape, dt,
-                       (("dimensions", (axis,)), ("to_apply", "add"))))
+                       (("dimensions", (axis,)), ("to_apply", "add"), *_AS_MATMUL)))
+
+
+# NumPy's warnings name the product ("overflow encountered in matmul"): so do the rechecks of
+# its multiply and sum (ir/interpret.py)
+_AS_MATMUL = (("warn_as", "matmul"),)
 
 
 def reduce_small_dots(m: Module) -> Module:
