@@ -305,6 +305,26 @@ def test_clip_with_array_bounds(lo, hi, lazy_bounds, threshold):
         assert_like_numpy(la.asarray(x).clip(wrap(lo), wrap(hi)), want)
 
 
+def _paused_launch():
+    """A stand-in prepared launch for `_replay_dispatcher`: its two ways are names."""
+    return types.SimpleNamespace(near_blas=False, kernel="parallel", one="one",
+                                 paused=[math.inf, math.inf, 0])
+
+
+def _picks_after_pauses(p, one: float, parallel: float) -> list[str]:
+    """The ways 3 * EXPLORE_EVERY launches of `p`, each after a pause, take, where each
+    way's launch takes the given seconds."""
+    from lazyarray.runtime import executor
+
+    picks = []
+    for _ in range(3 * executor.EXPLORE_EVERY):
+        way, t0 = executor._replay_dispatcher(p)
+        assert t0 is not None
+        picks.append(way)
+        p.paused[way == "one"] = one if way == "one" else parallel
+    return picks
+
+
 def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
     """A replay of a parallel launch right after another parallel launch runs in parallel.
     After a pause (PAUSE_S: the OpenMP workers may sleep) it runs in parallel the first
@@ -312,17 +332,11 @@ def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
     the other way again every EXPLORE_EVERY-th time."""
     from lazyarray.runtime import executor
 
-    p = types.SimpleNamespace(near_blas=False, kernel="parallel", one="one",
-                              paused=[math.inf, math.inf, 0])
+    p = _paused_launch()
     monkeypatch.setattr(executor, "_workers_done", math.inf)  # (just now, and then some)
     assert executor._replay_dispatcher(p) == ("parallel", None)
     monkeypatch.setattr(executor, "_workers_done", -math.inf)
-    picks = []
-    for k in range(3 * executor.EXPLORE_EVERY):
-        way, t0 = executor._replay_dispatcher(p)
-        assert t0 is not None
-        picks.append(way)
-        p.paused[way == "one"] = 1e-4 if way == "one" else 2e-4  # one thread: faster
+    picks = _picks_after_pauses(p, one=1e-4, parallel=2e-4)  # one thread: faster
     assert picks[:2] == ["parallel", "one"]
     assert [k + 1 for k, w in enumerate(picks) if w == "parallel"] == [
         1, *range(executor.EXPLORE_EVERY, 3 * executor.EXPLORE_EVERY + 1,
@@ -337,15 +351,10 @@ def test_long_replay_after_a_pause_stays_parallel(monkeypatch):
     tried again."""
     from lazyarray.runtime import executor
 
-    p = types.SimpleNamespace(near_blas=False, kernel="parallel", one="one",
-                              paused=[math.inf, math.inf, 0])
+    p = _paused_launch()
     monkeypatch.setattr(executor, "_workers_done", -math.inf)
-    picks = []
-    for k in range(3 * executor.EXPLORE_EVERY):
-        way, t0 = executor._replay_dispatcher(p)
-        assert t0 is not None
-        picks.append(way)
-        p.paused[way == "one"] = executor.PAUSE_LONG_S * (1.5 if way == "one" else 1.0)
+    picks = _picks_after_pauses(p, one=executor.PAUSE_LONG_S * 1.5,
+                                parallel=executor.PAUSE_LONG_S)
     assert picks == ["parallel"] * len(picks) and p.paused[1] == math.inf
     p.paused[0] = executor.PAUSE_LONG_S / 2
     assert executor._replay_dispatcher(p)[0] == "one"
