@@ -53,7 +53,7 @@ def _expand(b: Builder, ins: Instr) -> int | None:
     n = sc[1] if len(sc) == 2 else None
     k = sa[-1]
     kept = [d for d in (m, n) if d is not None]
-    out_size = (m or 1) * (n or 1)
+    out_size = (1 if m is None else m) * (1 if n is None else n)
     if k <= TINY_K:  # (M, N, K), summed over K
         shape = (*kept, k)
         last = len(kept)
