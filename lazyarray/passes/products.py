@@ -20,10 +20,13 @@ floating-point warnings name `matmul`, as NumPy's do.
 
 from __future__ import annotations
 
+import numpy as np
+
 from lazyarray.ir.hlo import Builder, Instr, Module
 
 TINY_K = 16  # contraction lengths up to which a product is a reduction over a trailing axis
 SMALL_OUT = 16  # result sizes up to which a product is a reduction over a leading axis
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (float16, longdouble: NumPy's loops)
 
 
 def _transposed(b: Builder, x: int) -> int:
@@ -45,8 +48,7 @@ def _expand(b: Builder, ins: Instr) -> int | None:
     """`ins` (a dot, its operands already in `b`) as multiply + reduce, or None to keep it."""
     a, c = ins.operands
     sa, sc = b.instrs[a].shape, b.instrs[c].shape
-    if len(sa) > 2 or len(sc) > 2 or ins.dtype.kind not in "fiu" or (
-            ins.dtype.kind == "f" and ins.dtype.itemsize < 4) \
+    if len(sa) > 2 or len(sc) > 2 or not (ins.dtype in _FLOATS or ins.dtype.kind in "iu") \
             or b.instrs[a].dtype != ins.dtype or b.instrs[c].dtype != ins.dtype:
         return None
     m = sa[0] if len(sa) == 2 else None  # None: the operand was a vector (no such axis)
