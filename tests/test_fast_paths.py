@@ -382,3 +382,46 @@ def test_replays_after_pauses_match_numpy_on_one_thread_and_in_parallel(monkeypa
         else:
             assert p.paused[2] == 5  # the replays
             assert 0 < p.paused[0] < math.inf and 0 < p.paused[1] < math.inf
+
+
+def _reduction_input(dtype: str, run: int, n: int) -> np.ndarray:
+    """Run `run`'s values: new ones each time, a NaN in the third float run, an inf in the
+    fourth (a stale partial from the run before would change the answer)."""
+    rng = np.random.default_rng(run)
+    if dtype == "bool":
+        return rng.random(n) < (0.0, 1.0, 0.5, 0.999, 0.001)[run]
+    if dtype in ("int64", "uint64"):
+        return rng.integers(0, 2**40, n).astype(dtype)
+    x = (rng.standard_normal(n) * 10.0 ** run).astype(dtype)
+    if run == 2:
+        x[n // 3] = np.nan
+    if run == 3:
+        x[-1] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("dtype,op", [("float64", "sum"), ("float64", "max"),
+                                      ("float32", "sum"), ("float64", "min"),
+                                      ("int64", "sum"), ("uint64", "sum"),
+                                      ("bool", "any"), ("bool", "all")])
+def test_replayed_reductions_refill_the_partials_they_keep(dtype, op):
+    """A replayed reduction keeps its small partials buffers for its next launch and fills
+    them with the start value again: every run on new values (NaN, inf) gives NumPy's answer,
+    and no compile after the first launch (the start values a replay passes as Python numbers
+    type as the NumPy scalars did; a float32 one stays a NumPy scalar)."""
+    from lazyarray.runtime import executor
+
+    n = executor.PARALLEL_MIN * 2
+    with fresh_launches(), la.options(eager_threshold=0):
+        spare = before = None
+        for run in range(5):
+            x = _reduction_input(dtype, run, n)
+            assert_like_numpy(getattr(la, op)(la.asarray(x)), getattr(np, op)(x))
+            (p,) = [p for layouts in executor._prepared.values() for p in layouts.values()]
+            assert p.partials and p.keep and len(p.spare) == (run > 0)  # (the first: planned)
+            if run > 1:
+                assert all(a is b for a, b in zip(p.spare[0], spare, strict=True))
+            spare = p.spare[0] if run else None
+            before = la.cache_info()["compiles"] if before is None else before
+        assert la.cache_info()["compiles"] == before
+        assert not any(type(v) in (np.float64, np.int64, np.bool_) for v in p.tail)

@@ -258,9 +258,42 @@ class _Prepared:
     one: object = None  # where `kernel` is parallel: it on the calling thread (OneThread)
     near_blas: bool = False  # `one` runs while BLAS's workers may spin (_while_blas_spins)
     paused: list = None  # after a pause: [seconds in parallel, on one thread, launches]
+    spare: list = None  # small partials buffers between launches (`_partials`)
+    small: bool = False  # every result is below the pool's size: np.empty directly
+    keep: bool = False  # the partials are small enough to keep between launches
 
     def __post_init__(self):
         self.direct = all(type(j) is int for j in self.src)
+        self.tail = [_plain(v) for v in self.tail]
+        self.spare = []
+        self.small = all(math.prod(shape) * dtype.itemsize < pool.MIN_BYTES
+                         for shape, dtype, _ in self.outs)
+        self.keep = sum(math.prod(shape) * np.dtype(dtype).itemsize
+                        for shape, _, dtype in self.partials) <= SPARE_PARTIALS
+
+
+def _plain(v):
+    """A float64, int64 or bool NumPy scalar as the Python number Numba types the same:
+    the dispatcher types a Python number on its fast path, a NumPy scalar through a slower
+    one (12 µs of a replay's call with cold caches)."""
+    t = type(v)
+    return float(v) if t is np.float64 else int(v) if t is np.int64 \
+        else bool(v) if t is np.bool_ else v
+
+
+SPARE_PARTIALS = 1 << 16  # bytes of partials a prepared launch keeps for its next launch
+
+
+def _partials(p: "_Prepared") -> list:
+    """Fresh partials buffers for a launch of `p`, filled with their start values: the last
+    launch's when they are small (`SPARE_PARTIALS`; `launch_prepared` hands them back)."""
+    try:
+        parts = p.spare.pop()  # (atomic: two threads never take the same buffers)
+    except IndexError:
+        return [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
+    for a, (_, init, _) in zip(parts, p.partials):
+        a.fill(init)
+    return parts
 
 
 _prepared: dict[Module, dict] = {}  # computation -> {operand layouts: _Prepared}
@@ -443,15 +476,16 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
     raised a floating-point flag: `recheck_flags` settles them)."""
     if len(p.outs) == 1:
         shape, dtype, k = p.outs[0]
-        results = [pool.empty(shape, dtype)]
+        results = [np.empty(shape, dtype) if p.small else pool.empty(shape, dtype)]
         args = [results[0] if k == shape else results[0].reshape(k)]
     else:
         results = [pool.empty(shape, dtype) for shape, dtype, _ in p.outs]
         args = [r.reshape(k) for r, (_, _, k) in zip(results, p.outs, strict=True)]
     if donors and p.candidates:
         _donate(results, args, operands, donors, p.candidates)
-    if p.partials:
-        args += [np.full(shape, init, dtype) for shape, init, dtype in p.partials]
+    parts = _partials(p) if p.partials else None
+    if parts is not None:
+        args += parts
     args += map(operands.__getitem__, p.src) if p.direct else [  # (`_source`, inlined)
         operands[j] if type(j) is int else _rebuilt(j, operands) for j in p.src]
     args += p.tail
@@ -471,6 +505,8 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
     finally:
         if kernel is p.kernel and p.one is not None:
             _ran_in_parallel()
+        if parts is not None and p.keep:
+            p.spare.append(parts)
     if t0 is not None:  # after a pause: how long each way took, the last time
         p.paused[kernel is p.one] = time.perf_counter() - t0
     return results, flagged
