@@ -407,3 +407,26 @@ def test_shape_ops_do_not_materialize():
         ).astype(np.float32).ravel(),
     )
 
+
+
+_SHAPE = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3)
+
+
+@given(st.one_of(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, min_side=0)
+                 .map(lambda b: b.input_shapes), st.tuples(_SHAPE, _SHAPE)))
+def test_two_shapes_broadcast_as_numpy_broadcasts_them(shapes):
+    """The graph builder's broadcast of two shapes (its fast path) is NumPy's, and the pairs
+    NumPy refuses are refused with NumPy's error."""
+    from lazyarray.graph.build import _broadcast_two
+
+    try:
+        want = np.broadcast_shapes(*shapes)
+    except ValueError:
+        assert _broadcast_two(*shapes) is None
+        a, b = (np.zeros(s) for s in shapes)
+        with pytest.raises(ValueError, match="could not be broadcast together"):
+            la.asarray(a) + la.asarray(b)
+        return
+    assert _broadcast_two(*shapes) == want
+    a, b = (np.ones(s) for s in shapes)
+    assert_like_numpy(la.asarray(a) + la.asarray(b), a + b)
