@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
 from lazyarray.ir.text import parse_module, print_module
+from helpers import assert_like_numpy
 
 MODES = {"interp": {"backend": "numpy"}, "compiled": {"eager_threshold": 0}}
 rng = np.random.default_rng(5)
@@ -266,3 +267,22 @@ def test_order_statistics_hypothesis(x, axis, q, keep):
             got = np.asarray(lf(la.asarray(x), **args))
             assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("stat", [
+    lambda xp, a: xp.median(a, axis=0),
+    lambda xp, a: xp.median(a),
+    lambda xp, a: xp.percentile(a, [10, 50, 90], axis=1),
+    lambda xp, a: xp.quantile((a[:, 6:] * 10).astype(np.int64), 0.3)])  # (no NaN to cast)
+def test_order_statistics_partition_instead_of_sorting(compiled, stat):
+    """median, percentile and quantile read a few order statistics: they partition at those
+    positions (and at the last, where NaN sorts), in linear time as NumPy does, instead of
+    sorting (5.1x and 3.8x NumPy's time at 10^5 elements when they sorted). The values are
+    NumPy's, NaN included."""
+    x = np.random.default_rng(7).standard_normal((40, 33)).round(1)  # (ties)
+    x[3, 5] = np.nan
+    got = stat(la, la.asarray(x))
+    hlo = la.explain(got).hlo_after
+    assert "target=partition" in hlo and "sort" not in hlo
+    want = stat(np, x)
+    assert_like_numpy(got, want)
