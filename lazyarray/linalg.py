@@ -15,7 +15,8 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from lazyarray._coverage import module_getattr as _module_getattr
-from lazyarray.array import Array, _fallback, eager_result, eager_values
+from lazyarray._reductions import _whole
+from lazyarray.array import Array, _fallback, _writable_alias, eager_result, eager_values
 
 __all__ = list(_np.linalg.__all__)
 
@@ -119,6 +120,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
         The norm (a 0-d lazy array when every axis is normed).
     """
     values = eager_values((x,))
+    if values is None and axis is None:  # a whole norm of a computed array, as a whole
+        whole = _whole(x, None)  # reduction (WHOLE_EAGER_MAX): NumPy's, at once
+        values = None if whole is None else [_writable_alias(whole)]
     if values is not None:  # the eager tier
         return eager_result(_np.asarray(_np.linalg.norm(values[0], ord, axis, keepdims)), values)
     x = _as_inexact(x)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import lazyarray as la
+from helpers import assert_like_numpy
 
 
 def _buf(a) -> int:
@@ -257,3 +258,75 @@ def test_whole_reductions_of_computed_arrays_below_the_limit_run_numpy_now(op):
         assert lazy._val is None
     with la.options(eager_threshold=0):
         assert getattr(lx, op)()._val is None
+
+
+def _pending(x) -> bool:
+    return x._val is None and (x._st is None or x._st.node.op != "buffer")
+
+
+@pytest.mark.parametrize("shapes", [((100_000,), (100_000,)), ((100, 1000), (1000,)),
+                                    ((1000, 100), (100, 7)), ((12,), (12, 5)),
+                                    ((300, 300), (300, 300))])
+@pytest.mark.parametrize("fn", ["matmul", "dot"])
+def test_products_of_computed_arrays_below_the_limit_run_numpy_now(shapes, fn):
+    """A matrix or vector product of two computed whole arrays (no view, nothing pending) of
+    fewer than EAGER_PRODUCT_MAX elements each, with fewer results, is NumPy's call at once:
+    its bits, nothing left to compute."""
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(s) for s in shapes)
+    la.reset_stats()
+    got = getattr(la, fn)(la.asarray(a), la.asarray(b))
+    assert not _pending(got)
+    assert_like_numpy(got, getattr(np, fn)(a, b))
+    np.testing.assert_array_equal(np.asarray(got), getattr(np, fn)(a, b))  # (the same call)
+    assert la.cache_info()["materializations"] == 0
+
+
+@pytest.mark.parametrize("fn", ["matmul", "dot"])
+def test_other_products_stay_deferred(fn):
+    """A product with an operand of EAGER_PRODUCT_MAX elements or more, or as many results, a
+    view's, a pending operand's, or one under eager_threshold=0 is deferred (NumPy's values
+    within rounding: a small one is a fused multiply-sum)."""
+    from lazyarray._products import EAGER_PRODUCT_MAX
+
+    rng = np.random.default_rng(3)
+    M, v = rng.standard_normal((100, 1000)), rng.standard_normal(1000)
+    x = rng.standard_normal(EAGER_PRODUCT_MAX)
+    c, r = rng.standard_normal((EAGER_PRODUCT_MAX // 256, 1)), rng.standard_normal((1, 256))
+    lM, lv, lx, lc, lr = map(la.asarray, (M, v, x, c, r))
+    cases = [(lx, lx, x, x), (lc, lr, c, r), (lM[1:], lv, M[1:], v), (lM + 1.0, lv, M + 1.0, v)]
+    for la_a, la_b, a, b in cases:
+        got = getattr(la, fn)(la_a, la_b)
+        assert _pending(got)
+        np.testing.assert_allclose(np.asarray(got), getattr(np, fn)(a, b), rtol=1e-9,
+                                   atol=1e-9)
+    with la.options(eager_threshold=0):
+        assert _pending(getattr(la, fn)(lM, lv))
+
+
+def test_eager_product_errors_are_numpys():
+    """A mismatched product on the eager tier raises NumPy's error at the call."""
+    a, b = np.ones((3, 4)), np.ones((5, 2))
+    for fn in ("matmul", "dot"):
+        with pytest.raises(ValueError) as want:
+            getattr(np, fn)(a, b)
+        with pytest.raises(ValueError) as got:
+            getattr(la, fn)(la.asarray(a), la.asarray(b))
+        assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("shape,ord", [((100_000,), None), ((100_000,), 1), ((300, 300), "fro"),
+                                       ((300, 300), np.inf), ((300, 300), None)])
+def test_whole_norms_of_computed_arrays_below_the_limit_run_numpy_now(shape, ord):
+    """np.linalg.norm over all axes of a computed array below WHOLE_EAGER_MAX elements is
+    NumPy's, at once (its bits), as a whole reduction is; a larger array's is deferred."""
+    from lazyarray._reductions import WHOLE_EAGER_MAX
+
+    x = np.random.default_rng(4).standard_normal(shape)
+    got = la.linalg.norm(la.asarray(x), ord)
+    assert not _pending(got)
+    np.testing.assert_array_equal(np.asarray(got), np.linalg.norm(x, ord))
+    big = np.random.default_rng(5).standard_normal(WHOLE_EAGER_MAX)
+    lazy = la.linalg.norm(la.asarray(big))
+    assert _pending(lazy)
+    np.testing.assert_allclose(np.asarray(lazy), np.linalg.norm(big), rtol=1e-12)
