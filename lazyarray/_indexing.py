@@ -50,12 +50,13 @@ def _wrapped(node: Node, n: int, mode: str) -> Node:
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
-    """Elements of `a` at `indices` along `axis` (see numpy.take); lazy, one gather."""
+    """Elements of `a` at `indices` along `axis` (see numpy.take); lazy, one gather (of
+    computed arrays below MID_EAGER_MAX elements, NumPy's call at once)."""
     if out is not None:
         return _fallback(np.take, a, indices, axis=axis, out=out, mode=mode)
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
-    values = eager_values((a, indices))
+    values = eager_values((a, indices), mid=True)
     if values is not None:  # the eager tier
         return eager_result(np.take(*values, axis=axis, mode=mode), values)
     arr = _arr(a)

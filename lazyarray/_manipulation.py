@@ -162,10 +162,11 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis (see numpy.concatenate).
 
     lazyarray notes: lazy -- a zero-filled result with each input written into place (the
-    writes run in place on the one result buffer).
+    writes run in place on the one result buffer); of computed arrays below MID_EAGER_MAX
+    elements each, NumPy's call at once.
     """
-    values = eager_values(arrays) if out is None and isinstance(arrays, (list, tuple)) \
-        and arrays else None
+    values = eager_values(arrays, mid=True) if out is None \
+        and isinstance(arrays, (list, tuple)) and arrays else None
     if values is not None:  # the eager tier
         return eager_result(np.concatenate(values, axis=axis, dtype=dtype, casting=casting),
                             values)
@@ -410,8 +411,10 @@ def repeat(a, repeats, axis=None):
 
 
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
-    """n-th discrete difference along an axis (see numpy.diff)."""
-    values = eager_values((a,)) if prepend is np._NoValue and append is np._NoValue else None
+    """n-th discrete difference along an axis (see numpy.diff); of a computed array below
+    MID_EAGER_MAX elements, NumPy's call at once."""
+    values = eager_values((a,), mid=True) if prepend is np._NoValue \
+        and append is np._NoValue else None
     if values is not None and n > 0:  # the eager tier
         return eager_result(np.diff(values[0], n, axis), values)
     arr = _arr(a)

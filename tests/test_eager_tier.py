@@ -330,3 +330,36 @@ def test_whole_norms_of_computed_arrays_below_the_limit_run_numpy_now(shape, ord
     lazy = la.linalg.norm(la.asarray(big))
     assert _pending(lazy)
     np.testing.assert_allclose(np.asarray(lazy), np.linalg.norm(big), rtol=1e-12)
+
+
+_MID_FUNCTIONS = {
+    "concatenate": lambda xp, a, b: xp.concatenate([a, b]),
+    "diff": lambda xp, a, b: xp.diff(a),
+    "take": lambda xp, a, b: xp.take(a, b),
+    "astype": lambda xp, a, b: a.astype(np.float32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MID_FUNCTIONS))
+def test_copying_functions_of_mid_sized_computed_arrays_run_numpy_now(name):
+    """concatenate, diff, take and astype of computed whole arrays below MID_EAGER_MAX
+    elements are NumPy's calls at once (the lazy tier's fixed cost was most of their time);
+    at MID_EAGER_MAX elements, of a view, of a pending operand or under a lowered
+    eager_threshold they are deferred. NumPy's values, dtypes and shapes either way."""
+    from lazyarray.array import MID_EAGER_MAX, TINY
+
+    f = _MID_FUNCTIONS[name]
+    rng = np.random.default_rng(6)
+    for n, eager in ((TINY, True), (MID_EAGER_MAX - 1, True), (MID_EAGER_MAX, False)):
+        a, b = rng.standard_normal(n), rng.integers(-n, n, n)
+        got = f(la, la.asarray(a), la.asarray(b))
+        assert _pending(got) is not eager
+        assert_like_numpy(got, f(np, a, b))
+    a, b = rng.standard_normal(TINY * 2), rng.integers(0, TINY, TINY * 2)
+    la_a, la_b = la.asarray(a), la.asarray(b)
+    for lazy, want in ((f(la, la_a[1:], la_b[1:]), f(np, a[1:], b[1:])),
+                       (f(la, la_a * 2.0, la_b), f(np, a * 2.0, b))):
+        assert _pending(lazy)
+        assert_like_numpy(lazy, want)
+    with la.options(eager_threshold=1000):
+        assert _pending(f(la, la_a, la_b))
