@@ -203,14 +203,14 @@ def test_fp_checks_in_generated_code():
     """Which instructions a kernel checks (read from the source: nothing compiles)."""
     x = la.asarray(np.ones(100_000))
     i = la.asarray(np.ones(100_000, np.int64))
-    exprs = {
-        "abs(x) + 1": la.abs(x) + 1.0,  # abs: quiet; add: checked
-        "i // i": i // i,  # integer division: divisor == 0
-        "x.astype(int32)": x.astype(np.int32),  # cast: range
-        "x > 0": x > 0,  # comparison: never
-    }
     src = {}
-    with la.options(eager_threshold=0):
+    with la.options(eager_threshold=0):  # (a cast of a computed array is NumPy's otherwise)
+        exprs = {
+            "abs(x) + 1": la.abs(x) + 1.0,  # abs: quiet; add: checked
+            "i // i": i // i,  # integer division: divisor == 0
+            "x.astype(int32)": x.astype(np.int32),  # cast: range
+            "x > 0": x > 0,  # comparison: never
+        }
         for k, e in exprs.items():
             (kernel,) = la.explain(e).kernels
             comp = kernel.comp

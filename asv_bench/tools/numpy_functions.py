@@ -5,8 +5,9 @@ scans, products, order statistics, creation).
     python asv_bench/tools/numpy_functions.py [N] [NAME,NAME,...]
 
 N elements (default 10^6; an (N / 1000, 1000) matrix `M`, a 1000-vector `v`, random
-indices `idx` and integers `q` in [0, 100)); medians of 7 calls after two warm ones;
-lazyarray's time includes `np.asarray` of the result. At 10^3 the eager tier answers, at
+indices `idx` and integers `q` in [0, 100)); medians of 7 calls after two warm ones
+(lazyarray's after `la.wait_compiles()`); lazyarray's time includes `np.asarray` of the
+result. At 10^3 the eager tier answers, at
 10^5 and 10^6 the lazy tier (docs/performance.md, "The eager threshold", "nonzero on all
 threads"). NumPy's BLAS calls (`dot1d`, `M@v`, `x @ x`, `norm`) leave OpenBLAS's workers
 spinning for about 0.1 s, which slows the lazyarray call timed right after them
@@ -35,6 +36,8 @@ def main(n: int, selected) -> None:
         if selected and name not in selected:
             continue
         tn = median_time(lambda: f(np, *args_n))
+        np.asarray(f(la, *args_l))
+        la.wait_compiles()  # (the steady state: no kernel still building in the background)
         tl = median_time(lambda: np.asarray(f(la, *args_l)))
         print(f"{name:14} numpy {tn * 1e6:9.1f} us  lazyarray {tl * 1e6:9.1f} us  {tl / tn:5.2f}")
 
