@@ -363,3 +363,31 @@ def test_copying_functions_of_mid_sized_computed_arrays_run_numpy_now(name):
         assert_like_numpy(lazy, want)
     with la.options(eager_threshold=1000):
         assert _pending(f(la, la_a, la_b))
+
+
+def test_gathers_from_mid_sized_computed_arrays_run_numpy_now():
+    """Indexing a computed whole array below MID_EAGER_MAX elements by computed integer
+    arrays below it is NumPy's gather at once (its values, and its IndexError at the line);
+    a boolean mask, a larger array, a view or a pending index stays lazy."""
+    from lazyarray.array import MID_EAGER_MAX
+
+    rng = np.random.default_rng(8)
+    n = 100_000
+    x, M = rng.standard_normal(n), rng.standard_normal((300, 400))
+    idx = rng.integers(-n, n, n)
+    lx, lM, lidx = la.asarray(x), la.asarray(M), la.asarray(idx)
+    for got, want in ((lx[lidx], x[idx]), (lx[idx.reshape(200, 500)], x[idx.reshape(200, 500)]),
+                      (lM[idx[:50] % 300, 1:], M[idx[:50] % 300, 1:]),
+                      (lM[:, la.asarray(idx[:60] % 400)], M[:, idx[:60] % 400]),
+                      (lx[[3, -1, 0]], x[[3, -1, 0]])):
+        assert not _pending(got)
+        assert_like_numpy(got, want)
+    with pytest.raises(IndexError, match="out of bounds"):
+        lx[la.asarray(np.full(n, n))]
+    big = rng.standard_normal(MID_EAGER_MAX)
+    for lazy, want in ((lx[lidx > 0], x[idx > 0]), (lx[la.asarray(idx > 0)], x[idx > 0]),
+                       (la.asarray(big)[lidx], big[idx]), (lx[1:][lidx % (n - 1)],
+                                                          x[1:][idx % (n - 1)]),
+                       (lx[lidx % 7], x[idx % 7])):
+        assert _pending(lazy)
+        assert_like_numpy(lazy, want)
