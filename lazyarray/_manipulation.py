@@ -370,7 +370,8 @@ EAGER_COPY_LIMIT = 1 << 20
 def tile(A, reps):
     """Repeat an array `reps` times along each axis (see numpy.tile)."""
     values = eager_values((A,))
-    if values is not None and np.size(values[0]) * math.prod(np.ravel(reps)) \
+    if values is not None and np.size(values[0]) * (
+            reps if type(reps) is int else math.prod(np.ravel(reps))) \
             < EAGER_COPY_LIMIT:  # the eager tier: NumPy's copy (`repeat`)
         return eager_result(np.tile(values[0], reps), values)
     a = _arr(A)
