@@ -425,3 +425,30 @@ def test_replayed_reductions_refill_the_partials_they_keep(dtype, op):
             before = la.cache_info()["compiles"] if before is None else before
         assert la.cache_info()["compiles"] == before
         assert not any(type(v) in (np.float64, np.int64, np.bool_) for v in p.tail)
+
+
+@pytest.mark.parametrize("program", [
+    lambda xp, x: x - x.mean(),
+    lambda xp, x: x.std(),
+    lambda xp, x: xp.exp(x - x.max()) / xp.exp(x - x.max()).sum(),
+    lambda xp, x: (x - x.min()) / (x.max() - x.min()),
+    lambda xp, x: x[::2] * x[3]])
+def test_replays_read_the_scalars_other_kernels_computed(program):
+    """A fusion that reads a value an earlier kernel of the evaluation computed (a mean, a
+    maximum) or an element of an operand is replayed as a prepared launch that reads that
+    value again at each launch: new values every run, NumPy's answers, no compile after the
+    first evaluation and no launch planned afresh."""
+    from lazyarray.runtime import executor
+
+    n = executor.PARALLEL_MIN * 2
+    with fresh_launches(), la.options(eager_threshold=0):
+        before = None
+        for run in range(5):
+            x = np.random.default_rng(run).standard_normal(n) * (run + 1) + run
+            got, want = program(la, la.asarray(x)), program(np, x)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+            if run == 1:
+                before = (la.cache_info()["compiles"], la.cache_info()["misses"])
+        assert (la.cache_info()["compiles"], la.cache_info()["misses"]) == before
+        reads = [p.reads for layouts in executor._prepared.values() for p in layouts.values()]
+        assert any(reads)

@@ -261,6 +261,7 @@ class _Prepared:
     spare: list = None  # small partials buffers between launches (`_partials`)
     small: bool = False  # every result is below the pool's size: np.empty directly
     keep: bool = False  # the partials are small enough to keep between launches
+    reads: tuple = ()  # scalars read off operands at each launch (`_scalar_reads`)
 
     def __post_init__(self):
         self.direct = all(type(j) is int for j in self.src)
@@ -317,10 +318,11 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
     """Remember this launch if its loads are the operands themselves and its scalars are
     constants: then only the operand arrays change from one call to the next."""
     if entry.kernel is None or entry.source is None or launch.spec.kind == "update" \
-            or not _replayable(comp, launch):
+            or launch.empty or launch.spec.tables:
         return None
+    reads = _scalar_reads(comp, launch, operands)
     src = _sources(launch.arrays, operands)
-    if None in src:
+    if reads is None or None in src:
         return None
     n = len(results)
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
@@ -334,7 +336,40 @@ def _prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, he
     return _Prepared(entry, kernel, outs, partials, src, tail,
                      _donor_candidates(comp, launch, operands), one=one,
                      near_blas=_while_blas_spins(kernel, entry.kernel, work) is not None,
-                     paused=[math.inf, math.inf, 0])
+                     paused=[math.inf, math.inf, 0], reads=reads)
+
+
+def _scalar_reads(comp: Module, launch: Launch, operands: list) -> tuple | None:
+    """Per scalar load of `launch` read off an operand rather than a constant (`x - x.mean()`
+    reads the mean a kernel before computed): (its place in the kernel's tail, the operand,
+    the element's index in it), found by address, for a replay to read again; None when such
+    a value is not an element of a C-contiguous operand."""
+    reads, k = [], 0
+    for p, dims in launch.spec.loads:
+        if dims is not None:
+            continue
+        if comp.instrs[_load_base(comp, p)].opcode != "constant":
+            at = _element_of(launch.scalar_views[k], operands) \
+                if k < len(launch.scalar_views) else None
+            if at is None:
+                return None
+            reads.append((k, *at))
+        k += 1
+    return tuple(reads)
+
+
+def _element_of(v: np.ndarray, operands: list) -> tuple[int, int] | None:
+    """(operand index, flat index) of the element at the start of view `v`, within a
+    C-contiguous operand of its dtype; else None."""
+    if not isinstance(v, np.ndarray) or not v.size:
+        return None
+    ptr = v.__array_interface__["data"][0]
+    for j, o in enumerate(operands):
+        if isinstance(o, np.ndarray) and o.dtype == v.dtype and o.flags.c_contiguous:
+            off = ptr - o.__array_interface__["data"][0]
+            if 0 <= off < o.nbytes and off % o.itemsize == 0:
+                return j, off // o.itemsize
+    return None
 
 
 def _replayable(comp: Module, launch: Launch) -> bool:
@@ -488,7 +523,13 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
         args += parts
     args += map(operands.__getitem__, p.src) if p.direct else [  # (`_source`, inlined)
         operands[j] if type(j) is int else _rebuilt(j, operands) for j in p.src]
-    args += p.tail
+    if p.reads:  # scalars another kernel computed: this launch's values
+        tail = list(p.tail)
+        for k, j, i in p.reads:
+            tail[k] = _plain(operands[j].reshape(-1)[i])
+        args += tail
+    else:
+        args += p.tail
     stats.hit()
     kernel, t0 = (p.kernel, None) if p.one is None else _replay_dispatcher(p)
     before = len(kernel.overloads)

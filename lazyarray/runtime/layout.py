@@ -71,6 +71,7 @@ class Launch:
     region: tuple | None = None  # update: (offset, canonical strides) in elements of the base
     flat_strides: list = field(default_factory=list)  # np.uint64 outer strides of flat loads
     views: list = field(default_factory=list)  # the array loads as views (before flattening)
+    scalar_views: list = field(default_factory=list)  # per scalar load, the view it reads
 
 
 def load_points(comp: Module) -> list[int]:
@@ -187,12 +188,13 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     region = None
     if kind == "update":
         region = (root.attr("offset"), tuple(strides.pop()))
-    loads, arrays, scalars = [], [], []
+    loads, arrays, scalars, scalar_views = [], [], [], []
     for p, v, s in zip(points, views, strides[:len(views)], strict=True):
         dims = tuple(k for k, st in enumerate(s) if st != 0)  # stride 0: broadcast, not indexed
         if not dims:
             loads.append((p, None))
             scalars.append(v[(0,) * v.ndim] if v.size else v.dtype.type(0))
+            scalar_views.append(v)
         else:
             loads.append((p, dims))
             shape, st = tuple(sizes[k] for k in dims), tuple(s[k] for k in dims)
@@ -227,7 +229,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
                 and sum(a.nbytes for a in arrays) >= prefetch_min_bytes())
     spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
                 tuple(flat_loads), flat_store, stream, prefetch)
-    return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views)
+    return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views,
+                  scalar_views)
 
 
 def _plan_rows(comp: Module, operands: list, memo: dict | None, flat: bool) -> Launch:
@@ -238,6 +241,7 @@ def _plan_rows(comp: Module, operands: list, memo: dict | None, flat: bool) -> L
     rows, cols = math.prod(shape[:k]), math.prod(shape[k:])
     memo = {} if memo is None else dict(memo)
     loads, arrays, scalars, flat_loads, flat_strides, views = [], [], [], [], [], []
+    scalar_views = []
     for p in load_points(comp):
         v = np.asarray(_value(comp, p, operands, memo))
         if v.shape == shape:
@@ -260,6 +264,7 @@ def _plan_rows(comp: Module, operands: list, memo: dict | None, flat: bool) -> L
         loads.append((p, dims))
         if dims is None:
             scalars.append(v[(0,) * v.ndim] if v.size else v.dtype.type(0))
+            scalar_views.append(v)
             continue
         views.append(a)
         if flat and dims == (0, 1) and rows and cols:
@@ -271,7 +276,7 @@ def _plan_rows(comp: Module, operands: list, memo: dict | None, flat: bool) -> L
         arrays.append(a)
     spec = Spec("row", 2, (False, True), tuple(loads), False, (), tuple(flat_loads))
     return Launch(spec, (rows, cols), arrays, scalars, rows == 0 or cols == 0, None,
-                  flat_strides, views)
+                  flat_strides, views, scalar_views)
 
 
 def _plan_moments(comp: Module, operands: list, memo: dict | None,
@@ -282,7 +287,7 @@ def _plan_moments(comp: Module, operands: list, memo: dict | None,
     shape, k = comp.instrs[found.x].shape, found.k
     rows, cols = math.prod(shape[:k]), math.prod(shape[k:])
     memo = {} if memo is None else dict(memo)
-    loads, arrays, scalars = [], [], []
+    loads, arrays, scalars, scalar_views = [], [], [], []
     for p in load_points(comp):
         v = np.asarray(_value(comp, p, operands, memo))
         if p == found.x:
@@ -291,11 +296,12 @@ def _plan_moments(comp: Module, operands: list, memo: dict | None,
         elif not any(v.strides):
             loads.append((p, None))
             scalars.append(v[(0,) * v.ndim] if v.size else v.dtype.type(0))
+            scalar_views.append(v)
         else:
             raise AssertionError("a moments fusion reads an array other than X")
     spec = Spec("moments", 2, (True, False), tuple(loads), True)
     return Launch(spec, (rows, cols), arrays, scalars, rows == 0 or cols == 0, None, [],
-                  list(arrays))
+                  list(arrays), scalar_views)
 
 
 # elements of X per block of a moments kernel (32 KiB of float64: the second pass over a block
