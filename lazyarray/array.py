@@ -415,23 +415,21 @@ def _mid_values(arrays) -> list | None:
     below TINY; else None."""
     if _options().eager_limit < TINY:
         return None
-    values = []
-    for a in arrays:
-        t = type(a)
-        if t is Array:
-            v = a._val
-            if v is None:
-                if a._chain:
-                    return None
-                v = _computed(a)
-                if v is None or v.size >= MID_EAGER_MAX:
-                    return None
-            values.append(v)
-        elif t is float or t is int or isinstance(a, (bool, complex, np.generic)):
-            values.append(a)
-        else:
+    values = [_mid_value(a) for a in arrays]
+    return None if any(v is None for v in values) else values
+
+
+def _mid_value(a):
+    """`_mid_values` of one argument: a number as it is, an array's computed value, or None."""
+    if type(a) is not Array:
+        return a if type(a) in (float, int) or isinstance(a, (bool, complex, np.generic)) \
+            else None
+    v = a._val  # (a tiny eager value)
+    if v is None and not a._chain:
+        v = _computed(a)
+        if v is not None and v.size >= MID_EAGER_MAX:
             return None
-    return values
+    return v
 
 
 def eager_result(res, inputs) -> Array:
