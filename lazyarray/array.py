@@ -402,7 +402,8 @@ def eager_values(arrays, mid: bool = False) -> list | None:
 
 
 # Elements below which a function that copies or rearranges computed arrays (concatenate,
-# diff, take, astype, tile, repeat: `eager_values(..., mid=True)`) is NumPy's call at once.
+# diff, take, astype: `eager_values(..., mid=True)`; a gather, `Array._mid_gather_value`) is
+# NumPy's call at once.
 # The lazy tier's fixed cost per evaluation (35-60 us) is most of such a call's time there:
 # at 10^5 float64 concatenate took 101 us against NumPy's 36, astype 48 against 15, diff 36
 # against 20; at 10^6 its kernels on both threads were faster (0.58-0.96 of NumPy's time).
