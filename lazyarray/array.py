@@ -1751,9 +1751,13 @@ class Array:
                             f"to the rule {casting!r}")
         if dtype.kind not in "biufc":
             return _fallback(lambda a: a.astype(dtype), self)
-        values = eager_values((self,), mid=True)
-        if values is not None:  # the eager tier
-            return eager_result(values[0].astype(dtype), values)
+        if _options().backend != "cuda":
+            v = _small(self)
+            if v is None:  # (a mid-sized computed array: NumPy's cast, at once, too)
+                v = _mid_values((self,))
+                v = None if v is None else v[0]
+            if v is not None:  # the eager tier (astype copies: nothing shared)
+                return _eager(v.astype(dtype))
         return Array(build.convert(self._node, dtype))
 
     def copy(self, order="C") -> Array:
