@@ -306,9 +306,8 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     if values is not None:  # the eager tier (an np.intp where NumPy gives an int)
         return eager_result(np.asarray(np.count_nonzero(values[0], axis, keepdims=keepdims),
                                        np.intp), values)
-    x = _a(a)
-    res = (x if x.dtype == bool else x != 0).sum(axis=axis, keepdims=keepdims)
-    return res.astype(np.intp) if axis is not None or keepdims else res
+    x = _a(a)  # (a sum of bools is an np.intp count, as NumPy's)
+    return (x if x.dtype == bool else x != 0).sum(axis=axis, keepdims=keepdims)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import (Array, _computed, _fallback, _writable_alias, as_node, eager_result,
+from lazyarray.array import (Array, _fallback, _mid_value, _writable_alias, as_node, eager_result,
                              eager_values, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
@@ -47,9 +47,8 @@ def _eager_operands(x1, x2) -> list | None:
     o = config.get()
     if not o.eager_limit or o.backend == "cuda":
         return None
-    a, b = (x._val if x._val is not None else _computed(x) for x in (x1, x2))
+    a, b = (_mid_value(x, EAGER_PRODUCT_MAX) for x in (x1, x2))
     if a is None or b is None or not 0 < a.ndim <= 2 or not 0 < b.ndim <= 2 \
-            or a.size >= EAGER_PRODUCT_MAX or b.size >= EAGER_PRODUCT_MAX \
             or (a.shape[0] if a.ndim == 2 else 1) * (b.shape[-1] if b.ndim == 2 else 1) \
             >= EAGER_PRODUCT_MAX:
         return None

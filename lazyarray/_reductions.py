@@ -43,7 +43,8 @@ _NUMPY_REDUCTIONS = {"add": np.add.reduce, "multiply": np.multiply.reduce,
                      "maximum": np.maximum.reduce, "minimum": np.minimum.reduce,
                      "or": np.logical_or.reduce, "and": np.logical_and.reduce}
 _BOOL = np.dtype(bool)
-_TRACED = frozenset({"add", "maximum", "minimum"})  # reductions large traces record
+_TRACED = frozenset({"add", "maximum", "minimum", "or", "and"})  # reductions large traces
+# record (any and all: of a comparison, `trace_tier._REDUCED`)
 _F64 = np.dtype(np.float64)
 
 

@@ -420,15 +420,16 @@ def _mid_values(arrays) -> list | None:
     return None if any(v is None for v in values) else values
 
 
-def _mid_value(a):
-    """`_mid_values` of one argument: a number as it is, an array's computed value, or None."""
+def _mid_value(a, limit: int = MID_EAGER_MAX):
+    """`_mid_values` of one argument: a number as it is, an array's computed value (of fewer
+    than `limit` elements), or None."""
     if type(a) is not Array:
         return a if type(a) in (float, int) or isinstance(a, (bool, complex, np.generic)) \
             else None
     v = a._val  # (a tiny eager value)
     if v is None and not a._chain:
         v = _computed(a)
-        if v is not None and v.size >= MID_EAGER_MAX:
+        if v is not None and v.size >= limit:
             return None
     return v
 
@@ -705,10 +706,12 @@ def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | Non
 
 
 def record_reduce(a: Array, name: str, axis, keepdims) -> Array | None:
-    """`np.sum` / `np.max` / `np.min` of `a` (`name`: the ufunc's name) over `axis` on the
-    trace tier, `a` a large float64 trace or leaf (the structure, with its reductions, is
-    replayed as its evaluation's kernels: trace_tier.force_large); None when `a` is neither,
-    or when NumPy would raise (a maximum of nothing: the lazy tier raises it, now)."""
+    """`np.sum` / `np.max` / `np.min` of `a` (`name`: the ufunc's name, "or" and "and" for
+    `np.any` and `np.all`) over `axis` on the trace tier, `a` a large float64 trace or leaf,
+    or a large comparison trace (a count: `np.count_nonzero(x > 0.5)`; any, all); the
+    structure, with its reductions, is replayed as its evaluation's kernels
+    (trace_tier.force_large). None when `a` is none of these, or when NumPy would raise (a
+    maximum of nothing: the lazy tier raises it, now)."""
     tr = a._tr
     if tr is None:  # (a tiny buffer is not looked at: `_trace_input` would make it a leaf)
         st = a._st
@@ -721,8 +724,8 @@ def record_reduce(a: Array, name: str, axis, keepdims) -> Array | None:
     if ext is _NO_TRACE:
         return None
     x = _trace_input(a, ext)
-    if x is None or x[1][0].size < TINY or trace._KINDS[x[0]]:
-        return None
+    if x is None or x[1][0].size < TINY or trace._KINDS[x[0]] > 1:  # (float64 or bool: the
+        return None  # reductions each takes, `trace_tier._REDUCED`)
     shape = x[4]
     if not shape:  # (0-d: the lazy tier's, which takes axis 0 and -1 as NumPy does)
         return None

@@ -98,14 +98,22 @@ COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equa
 # the operators and ufuncs that record (`where` and `clip` record in _funcs.py)
 TRACED = FLOAT_OPS | COMPARISONS
 _BOOL = np.dtype(bool)
-DTYPES = (_F8, _BOOL, _F8)  # a program's result dtype: DTYPES[_KINDS[pid]] (2: a total)
+# a program's result dtype: DTYPES[_KINDS[pid]] (2: a total; 3: a count, the sum of a bool
+# large trace, as np.sum of bools gives)
+DTYPES = (_F8, _BOOL, _F8, np.dtype(np.intp))
 
 # the interned structures: id -> (op, operand ids), its number of operations, its kind
 _KEYS: dict[tuple, int] = {}
 _NODES: list[tuple] = [("leaf",), ("scalar",)]
 _SIZES: list[int] = [0, 0]
-_KINDS: list[int] = [0, 0]  # 0: float64, 1: bool, 2: a float64 total (0-d)
+_KINDS: list[int] = [0, 0]  # 0: float64, 1: bool, 2: a float64 total (0-d), 3: a count
 _lock = threading.Lock()
+
+
+# (reduction, operand kind) -> result kind: float64 sums and extrema; of a comparison, a count
+# (np.sum of bools: np.intp), any and all
+_REDUCED = {("add", 0): 0, ("maximum", 0): 0, ("minimum", 0): 0, ("add", 1): 3, ("or", 1): 1,
+            ("and", 1): 1}
 
 
 def _kind(key: tuple) -> int | None:
@@ -114,7 +122,11 @@ def _kind(key: tuple) -> int | None:
     op, *operands = key
     kinds = [_KINDS[o] for o in operands]
     if type(op) is tuple:  # ("view", key) or ("reduce", ufunc name, axes, keepdims): large
-        return 0 if operands[0] != SCALAR and not kinds[0] else None  # traces only
+        if operands[0] == SCALAR:  # traces only
+            return None
+        if op[0] == "view":
+            return 0 if not kinds[0] else None
+        return _REDUCED.get((op[1], kinds[0]))
     if op in FLOAT_OPS:  # (on a total: a one-argument ufunc's call, W2's sqrt of its sum)
         return 0 if not any(kinds) else 2 if kinds == [2] else None
     if op == "total":  # np.sum of a tiny 1-d float64 trace: a float64 scalar (kind 2)
@@ -592,7 +604,10 @@ def _lift(tr: tuple):
         elif op == "total":
             values[f"r{m}"] = build.reduce(args[0], "add", (0,), False)
         elif type(op) is tuple and op[0] == "reduce":  # ("reduce", name, axes, keepdims)
-            values[f"r{m}"] = build.reduce(args[0], op[1], op[2], op[3])
+            x = args[0]
+            if op[1] == "add" and x.dtype == _BOOL:  # a count: the bools added as np.intp
+                x = build.convert(x, DTYPES[3])
+            values[f"r{m}"] = build.reduce(x, op[1], op[2], op[3])
         elif type(op) is tuple:
             values[f"r{m}"] = build.getitem(args[0], _view_key(op[1]))
         else:

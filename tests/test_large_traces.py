@@ -416,6 +416,48 @@ def test_reductions_of_large_traces_match_numpy(call):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
 
 
+COMPARED = rng.uniform(-2, 2, (30, 40, 50))
+COMPARED[::3, 1, ::7] = np.nan
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, a: xp.count_nonzero(a > 0.5), lambda xp, a: (a <= 0.0).sum(),
+    lambda xp, a: xp.sum(a != a, axis=(0, -1)), lambda xp, a: (a > 1.0).sum(axis=1, keepdims=True),
+    lambda xp, a: xp.count_nonzero(a < -1.5, axis=-1), lambda xp, a: (a == a).all(),
+    lambda xp, a: xp.any(a > 1.99, axis=0), lambda xp, a: (a * 2.0 >= 3.9).any(),
+    lambda xp, a: xp.all(a[:, 1:] > -3.0, axis=(1, 2), keepdims=True)],
+    ids=["count_nonzero", "sum", "sum_nan_axes", "sum_keepdims", "count_axis", "all",
+         "any_axis", "any_chain", "all_view_keepdims"])
+def test_counts_any_and_all_of_comparisons_replay(call):
+    """np.sum, count_nonzero, any and all of a large comparison trace are traces too (an
+    np.intp count, bool any/all): recorded, then replayed without a graph, NumPy's values,
+    dtypes and shapes (NaN compares false; `a != a` counts the NaNs)."""
+    a = la.asarray(COMPARED)
+    want = call(np, COMPARED)
+    got = call(la, a)
+    assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
+    assert_same(got, np.asarray(want))
+    got = call(la, a)
+    with no_graph():
+        assert_same(got, np.asarray(want))
+
+
+def test_a_count_is_one_kernel_and_stays_a_count():
+    """(x > 0.5).sum() is one fusion of the comparison and an integer sum; an operation on
+    the count (another kind: not recorded) computes it first, as NumPy's scalar would be."""
+    x = la.asarray(X)
+    c = la.count_nonzero(x > 0.5)
+    assert c._tr is not None and c.dtype == np.intp
+    report = la.explain(c)
+    assert report.num_kernels == 1 and "s64[] reduce(" in report.hlo_after
+    assert np.asarray(c) == np.count_nonzero(X > 0.5)
+    frac = (x > 0.5).sum() / N
+    assert_same(frac, np.asarray((X > 0.5).sum() / N))
+    mixed = la.where(x > 0.0, x, 1.0).sum() + (x > 0.0).sum()  # (two kinds: the lazy tier's)
+    assert_same(mixed, np.asarray(np.where(X > 0.0, X, 1.0).sum() + (X > 0.0).sum()), 1e-15)
+    assert la.any(x > 10.0).dtype == np.bool_ and not bool(la.any(x > 10.0))
+
+
 def test_reduction_and_broadcast_errors_at_the_call():
     a = la.asarray(np.zeros((0, 40_000)))
     b = la.asarray(G)

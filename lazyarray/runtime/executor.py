@@ -360,16 +360,11 @@ def _scalar_reads(comp: Module, launch: Launch, operands: list) -> tuple | None:
 
 def _element_of(v: np.ndarray, operands: list) -> tuple[int, int] | None:
     """(operand index, flat index) of the element at the start of view `v`, within a
-    C-contiguous operand of its dtype; else None."""
+    C-contiguous operand of its dtype (`_recipe`'s search); else None."""
     if not isinstance(v, np.ndarray) or not v.size:
         return None
-    ptr = v.__array_interface__["data"][0]
-    for j, o in enumerate(operands):
-        if isinstance(o, np.ndarray) and o.dtype == v.dtype and o.flags.c_contiguous:
-            off = ptr - o.__array_interface__["data"][0]
-            if 0 <= off < o.nbytes and off % o.itemsize == 0:
-                return j, off // o.itemsize
-    return None
+    r = _recipe(v, operands)
+    return None if r is None or r[1] % v.itemsize else (r[0], r[1] // v.itemsize)
 
 
 def _replayable(comp: Module, launch: Launch) -> bool:
