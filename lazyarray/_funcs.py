@@ -195,7 +195,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         return eager_result(np.asarray(np.isclose(*values, rtol, atol, equal_nan)), values)
     x, y = _a(a), _a(b)
     dt = np.result_type(x.dtype, y.dtype, 1.0)
-    x, y = x.astype(dt), y.astype(dt)
+    x, y = (v if v.dtype == dt else v.astype(dt) for v in (x, y))  # (no copy: only read)
     finite = u.isfinite(x) & u.isfinite(y)
     close = u.less_equal(abs(x - y), atol + rtol * abs(y)) & finite
     res = close | ((x == y) & ~finite)
