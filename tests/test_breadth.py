@@ -65,6 +65,9 @@ CASES = {
 CASES.update({
  "isclose": lambda xp, A: xp.isclose(A(Xn), A(Yn)),
  "isclose_nan": lambda xp, A: xp.isclose(A(Xn), A(Yn), equal_nan=True),
+ "isclose_f32": lambda xp, A: xp.isclose(A(Xn.astype(np.float32)), A(Yn), rtol=1e-6),
+ "isclose_int": lambda xp, A: xp.isclose(A(I), A(Xn + 2.0), atol=1.5),
+ "isclose_c": lambda xp, A: xp.isclose(A(Xn + 1j), A(Yn.astype(np.complex64)), equal_nan=True),
  "allclose": lambda xp, A: xp.allclose(A(Xn), A(Yn), equal_nan=True),
  "array_equal": lambda xp, A: xp.array_equal(A(Xn), A(Xn), equal_nan=True),
  "array_equiv": lambda xp, A: xp.array_equiv(A(I[0]), A(I)),
