@@ -20,8 +20,8 @@ using one more element), so recording an operation costs what allocating its Arr
 Besides float64 -> float64 operations, a program may compare (`x > 0.5`: a bool trace), pick
 (`where(bool trace, float64 or float, float64 or float)`) and clip (`clip(x, lo, hi)` with
 nonzero float bounds, where NumPy's loop for scalar bounds and the kernel's
-minimum(maximum(...)) agree on every sign); each id has a result kind (`_KINDS`: float64 or
-bool) and an operation on operands of other kinds is not recorded. `np.sum` of a 1-d float64
+minimum(maximum(...)) agree on every sign); each id has a result kind (`_KINDS`: float64,
+bool, a total or a count; below) and an operation on operands of other kinds is not recorded. `np.sum` of a 1-d float64
 trace is one loop too: it adds the values in NumPy's pairwise order, so the sum has
 np.add.reduce's bits. Of a temporary, the sum is a trace itself (kind 2, a *total*: 0-d, a
 NumPy float64 scalar when computed) that one-argument ufuncs extend (W2's `sqrt`), computed
