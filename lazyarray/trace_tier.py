@@ -619,9 +619,10 @@ def _lift(tr: tuple):
 # The same recording on large computed float64 arrays (at least `eager_limit` elements, see
 # array.py): there the cost to beat is not NumPy's call per operation but the lazy tier's
 # Python walk per evaluation (building the graph, lowering, planning: 0.1 ms warm, 0.3-0.6 ms
-# right after a kernel has streamed 160 MB through the caches). Anything but the value asked
-# of a large trace (an operation the tier does not record, a view, a reduction) turns it into
-# the graph it stands for (`graph`), so the lazy tier fuses it with what follows. Its value is
+# right after a kernel has streamed 160 MB through the caches). Reductions are recorded here
+# (`array.record_reduce`): float64 sums and extrema, and of a comparison a count (np.sum, kind
+# 3, np.intp), any and all (`_REDUCED`). Anything but the value asked of a large trace (an
+# operation, a view or a reduction the tier does not record) turns it into the graph it stands for (`graph`), so the lazy tier fuses it with what follows. Its value is
 # computed by the lazy tier too: the first time a structure is evaluated, on its graph; when
 # that evaluation ran compiled on the trace's leaves, its optimized module is remembered per
 # `_replay_key` and later evaluations replay it on the new leaves (the same kernels, their
