@@ -266,12 +266,14 @@ def _pending(x) -> bool:
 
 @pytest.mark.parametrize("shapes", [((100_000,), (100_000,)), ((100, 1000), (1000,)),
                                     ((1000, 100), (100, 7)), ((12,), (12, 5)),
-                                    ((300, 300), (300, 300))])
+                                    ((300, 300), (300, 300)), ((1_000_000,), (1_000_000,)),
+                                    ((1000, 1000), (1000,)), ((3, 400_000), (400_000, 2))])
 @pytest.mark.parametrize("fn", ["matmul", "dot"])
 def test_products_of_computed_arrays_below_the_limit_run_numpy_now(shapes, fn):
-    """A matrix or vector product of two computed whole arrays (no view, nothing pending) of
-    fewer than EAGER_PRODUCT_MAX elements each, with fewer results, is NumPy's call at once:
-    its bits, nothing left to compute."""
+    """A matrix or vector product of two computed whole arrays (no view, nothing pending) with
+    fewer than EAGER_PRODUCT_MAX results, and fewer elements each or at most
+    EAGER_PRODUCT_WORK multiply-adds, is NumPy's call at once: its bits, nothing left to
+    compute."""
     rng = np.random.default_rng(2)
     a, b = (rng.standard_normal(s) for s in shapes)
     la.reset_stats()
@@ -284,17 +286,19 @@ def test_products_of_computed_arrays_below_the_limit_run_numpy_now(shapes, fn):
 
 @pytest.mark.parametrize("fn", ["matmul", "dot"])
 def test_other_products_stay_deferred(fn):
-    """A product with an operand of EAGER_PRODUCT_MAX elements or more, or as many results, a
-    view's, a pending operand's, or one under eager_threshold=0 is deferred (NumPy's values
-    within rounding: a small one is a fused multiply-sum)."""
-    from lazyarray._products import EAGER_PRODUCT_MAX
+    """A product with an operand of EAGER_PRODUCT_MAX elements or more and more than
+    EAGER_PRODUCT_WORK multiply-adds, or with EAGER_PRODUCT_MAX results, a view's, a pending
+    operand's, or one under eager_threshold=0 is deferred (NumPy's values within rounding: a
+    small one is a fused multiply-sum)."""
+    from lazyarray._products import EAGER_PRODUCT_MAX, EAGER_PRODUCT_WORK
 
     rng = np.random.default_rng(3)
     M, v = rng.standard_normal((100, 1000)), rng.standard_normal(1000)
-    x = rng.standard_normal(EAGER_PRODUCT_MAX)
+    k = EAGER_PRODUCT_MAX  # (2, k) @ (k, 17): fewer results, more multiply-adds than the limit
+    w, h = rng.standard_normal((2, k)), rng.standard_normal((k, EAGER_PRODUCT_WORK // k // 2 + 1))
     c, r = rng.standard_normal((EAGER_PRODUCT_MAX // 256, 1)), rng.standard_normal((1, 256))
-    lM, lv, lx, lc, lr = map(la.asarray, (M, v, x, c, r))
-    cases = [(lx, lx, x, x), (lc, lr, c, r), (lM[1:], lv, M[1:], v), (lM + 1.0, lv, M + 1.0, v)]
+    lM, lv, lw, lh, lc, lr = map(la.asarray, (M, v, w, h, c, r))
+    cases = [(lw, lh, w, h), (lc, lr, c, r), (lM[1:], lv, M[1:], v), (lM + 1.0, lv, M + 1.0, v)]
     for la_a, la_b, a, b in cases:
         got = getattr(la, fn)(la_a, la_b)
         assert _pending(got)
