@@ -8,8 +8,8 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import (Array, _fallback, _mid_value, _writable_alias, as_node, eager_result,
-                             eager_values, wrap)
+from lazyarray.array import (Array, _eager, _fallback, _mid_value, _value_array, _writable_alias,
+                             as_node, eager_values, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import ufunc_loop
@@ -47,16 +47,22 @@ EAGER_PRODUCT_MAX = 1 << 17
 EAGER_PRODUCT_WORK = 1 << 22
 
 
-def _eager_operands(x1, x2) -> list | None:
-    """NumPy's values of `x1` and `x2` when their product is NumPy's call right now
-    (`EAGER_PRODUCT_MAX`, `EAGER_PRODUCT_WORK`; not under eager_threshold=0, nor on the CUDA
-    backend), else None."""
-    if type(x1) is not Array or type(x2) is not Array or x1._chain or x2._chain:
+def eager_operand(x) -> np.ndarray | None:
+    """The computed value of `x` as an operand of NumPy's product (or of a 2-norm, NumPy's dot)
+    right now: a whole computed array of at most EAGER_PRODUCT_WORK elements, not under
+    eager_threshold=0 nor on the CUDA backend; else None."""
+    if type(x) is not Array or x._chain:
         return None
     o = config.get()
     if not o.eager_limit or o.backend == "cuda":
         return None
-    a, b = (_mid_value(x, EAGER_PRODUCT_WORK + 1) for x in (x1, x2))
+    return _mid_value(x, EAGER_PRODUCT_WORK + 1)
+
+
+def _eager_operands(x1, x2) -> list | None:
+    """NumPy's values of `x1` and `x2` when their product is NumPy's call right now
+    (`eager_operand`, `EAGER_PRODUCT_MAX`, `EAGER_PRODUCT_WORK`), else None."""
+    a, b = eager_operand(x1), eager_operand(x2)
     if a is None or b is None or not 0 < a.ndim <= 2 or not 0 < b.ndim <= 2:
         return None
     m, n = (a.shape[0] if a.ndim == 2 else 1), (b.shape[-1] if b.ndim == 2 else 1)
@@ -64,6 +70,12 @@ def _eager_operands(x1, x2) -> list | None:
     if m * n >= EAGER_PRODUCT_MAX or not small and m * n * a.shape[-1] > EAGER_PRODUCT_WORK:
         return None
     return [_writable_alias(a), _writable_alias(b)]
+
+
+def _product(res) -> Array:
+    """NumPy's product on the eager tier as an Array (a fresh result: `eager_result` without
+    its check for memory shared with the operands)."""
+    return _value_array(res) if type(res) is np.ndarray else _eager(res)
 
 
 def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
@@ -76,7 +88,7 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
         return _fallback(np.matmul, x1, x2, out=out, dtype=dtype, casting=casting, **kwargs)
     values = None if out is not None else eager_values((x1, x2)) or _eager_operands(x1, x2)
     if values is not None:  # the eager tier
-        return eager_result(np.matmul(*values), values)
+        return _product(np.matmul(*values))
     res = wrap(_matmul_node(as_node(x1), as_node(x2)))
     if out is not None:
         out._assign(res, casting=casting)
@@ -89,7 +101,7 @@ def dot(a, b, out=None):
     scalars; N-D arguments use NumPy."""
     values = None if out is not None else eager_values((a, b)) or _eager_operands(a, b)
     if values is not None:  # the eager tier
-        return eager_result(np.dot(*values), values)
+        return _product(np.dot(*values))
     na, nb = np.ndim(a) if not isinstance(a, Array) else a.ndim, \
         np.ndim(b) if not isinstance(b, Array) else b.ndim
     if na == 0 or nb == 0:

@@ -16,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from lazyarray._coverage import module_getattr as _module_getattr
 from lazyarray._reductions import _whole
+from lazyarray._products import eager_operand as _eager_operand
 from lazyarray.array import Array, _fallback, _writable_alias, eager_result, eager_values
 
 __all__ = list(_np.linalg.__all__)
@@ -122,6 +123,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
     values = eager_values((x,))
     if values is None and axis is None:  # a whole norm of a computed array, as a whole
         whole = _whole(x, None)  # reduction (WHOLE_EAGER_MAX): NumPy's, at once
+        if whole is None and ord is None:  # NumPy's 2-norm of it is a dot: as a product
+            whole = _eager_operand(x)  # (_products.EAGER_PRODUCT_WORK)
         values = None if whole is None else [_writable_alias(whole)]
     if values is not None:  # the eager tier
         return eager_result(_np.asarray(_np.linalg.norm(values[0], ord, axis, keepdims)), values)

@@ -331,6 +331,23 @@ def test_whole_norms_of_computed_arrays_below_the_limit_run_numpy_now(shape, ord
     assert not _pending(got)
     np.testing.assert_array_equal(np.asarray(got), np.linalg.norm(x, ord))
     big = np.random.default_rng(5).standard_normal(WHOLE_EAGER_MAX)
+    lazy = la.linalg.norm(la.asarray(big), 1)  # (ord None: a dot, as a product, below)
+    assert _pending(lazy)
+    np.testing.assert_allclose(np.asarray(lazy), np.linalg.norm(big, 1), rtol=1e-12)
+
+
+def test_whole_two_norms_up_to_the_product_limit_run_numpy_now():
+    """NumPy's whole 2-norm (ord None) is a dot: of a computed array of at most
+    EAGER_PRODUCT_WORK elements it is NumPy's call at once, as the product would be (its
+    bits); of a larger one, deferred."""
+    from lazyarray._products import EAGER_PRODUCT_WORK
+
+    rng = np.random.default_rng(6)
+    for x in (rng.standard_normal((1000, 1000)), rng.standard_normal(EAGER_PRODUCT_WORK)):
+        got = la.linalg.norm(la.asarray(x))
+        assert not _pending(got)
+        np.testing.assert_array_equal(np.asarray(got), np.linalg.norm(x))
+    big = rng.standard_normal(EAGER_PRODUCT_WORK + 1)
     lazy = la.linalg.norm(la.asarray(big))
     assert _pending(lazy)
     np.testing.assert_allclose(np.asarray(lazy), np.linalg.norm(big), rtol=1e-12)
