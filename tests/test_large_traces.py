@@ -300,6 +300,39 @@ def test_generated_programs_match_numpy(steps, shape, view):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+# the steps whose values are NumPy's bits (no sum, no transcendental function): a count of
+# a comparison of their result is exact
+EXACT_OPS = [op for op in OPS if op[0] not in ("sin", "colmean", "total", "std", "sum_all")]
+COUNTS = [lambda xp, c, ax, kd: xp.sum(c, axis=ax, keepdims=kd),
+          lambda xp, c, ax, kd: xp.count_nonzero(c, axis=ax, keepdims=kd),
+          lambda xp, c, ax, kd: xp.any(c, axis=ax, keepdims=kd),
+          lambda xp, c, ax, kd: c.all(axis=ax, keepdims=kd)]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(range(len(EXACT_OPS))), st.booleans()), min_size=1,
+                max_size=4),
+       st.sampled_from([(N,), (200, 210), (40, 30, 35)]), st.sampled_from(range(len(COUNTS))),
+       st.sampled_from([None, 0, -1]), st.booleans(), st.sampled_from([-1.0, 0.0, 0.5, 3.0]))
+def test_generated_counts_match_numpy(steps, shape, count, axis, keepdims, t):
+    """Random exact chains over two large arrays ending in a comparison and its count, any or
+    all over an axis, evaluated on the graph then replayed: NumPy's values, dtype and shape
+    exactly."""
+    a, b = rng.uniform(-2, 2, shape), rng.uniform(-2, 2, shape)
+    a[..., ::5] = np.nan  # (a NaN compares false)
+
+    def program(xp, x, y):
+        for k, swap in steps:
+            x = EXACT_OPS[k][1](xp, *((y, x) if swap else (x, y)))
+        return COUNTS[count](xp, x > t, axis, keepdims)
+
+    want = np.asarray(program(np, a, b))
+    for _ in range(2):
+        got = np.asarray(program(la, la.asarray(a), la.asarray(b)))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
 def test_jit_on_large_arrays():
     @la.jit
     def f(a, b):
