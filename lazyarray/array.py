@@ -644,6 +644,9 @@ def _record(name: str, args: tuple) -> Array | None:
             return None
         if type(x) is tuple:
             if type(y) is tuple:
+                y = _joinable(x, y)
+                if y is None:
+                    return None
                 if x[4] != y[4]:  # broadcasting: large traces only (tiny: the eager tier's)
                     shape = _large_broadcast(x, y)
                     if shape is None:
@@ -765,10 +768,11 @@ _TOTALS: dict[tuple, int] = {}  # (program id, rank) -> that of its sum over eve
 
 
 def _large_broadcast(x: tuple, y: tuple) -> tuple | None:
-    """The broadcast shape of two large traces of different shapes (`x - x.max(axis=1,
-    keepdims=True)`); None when either is tiny (a tiny trace's leaves are flat) or the shapes
-    do not broadcast (the lazy tier raises NumPy's error)."""
-    if x[1][0].size < TINY or y[1][0].size < TINY:
+    """The broadcast shape of a large trace `x` and a trace `y` of another shape, as
+    `_joinable` gives it (`x - x.max(axis=1, keepdims=True)`; `A @ B + bias`); None when `x`
+    is tiny (the tiny tier does not broadcast: the eager tier's) or the shapes do not
+    broadcast (the lazy tier raises NumPy's error)."""
+    if x[1][0].size < TINY:
         return None
     a, b = (x[4], y[4]) if len(x[4]) >= len(y[4]) else (y[4], x[4])
     out = list(a)  # (NumPy's rule on the tuples: np.broadcast_shapes builds arrays, 3-5 µs)
@@ -780,6 +784,22 @@ def _large_broadcast(x: tuple, y: tuple) -> tuple | None:
             elif n != 1:
                 return None
     return tuple(out)
+
+
+def _joinable(x: tuple, y: tuple) -> tuple | None:
+    """`y` as the second operand of an operation on the trace `x`, or None when the two
+    cannot make one trace. The first leaf's size says which tier a trace is on (tiny: flat
+    leaves of its shape; large: whole arrays, `trace_tier._lift`), so traces of one tier
+    join as they are; a large `x` takes a tiny computed array (not a tiny pending program)
+    as its whole array (`A @ B + bias`, layer norm's `* gamma + beta`); a tiny `x` takes no
+    large trace (the lazy tier computes the operation on their graphs)."""
+    large = x[1][0].size >= TINY
+    v = y[1][0]
+    if (v.size >= TINY) == large:
+        return y
+    if not large or y[0] != trace.LEAF:
+        return None
+    return (y[0], (v.reshape(y[4]),), y[2], y[3], y[4], y[5])
 
 
 _WHERE_OF: dict[tuple, int] = {}  # (condition, x, y program ids) -> that of where(...)
@@ -794,6 +814,9 @@ def record_where(c: Array, x, y) -> Array | None:
         return None  # (recorded under another error state or options: c is computed)
     tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
     ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
+    if type(tx) is tuple and (tx := _joinable(tc, tx)) is None \
+            or type(ty) is tuple and (ty := _joinable(tc, ty)) is None:
+        return None
     leaves, scalars, shape = tc[1], tc[2][:tc[3]], tc[4]
     if type(tx) is tuple and type(ty) is tuple:  # two float64 traces (W8): memoized
         pid = _WHERE_OF.get((tc[0], tx[0], ty[0]))
@@ -887,6 +910,9 @@ def _large_start(name: str, memo: tuple, other, reflected: bool, pids: list,
 def _record_pair(name: str, x: tuple, y: tuple) -> Array | None:
     """`_record` of `name(x, y)` for two traces (pending, or a large leaf's) of one error
     state: of one shape, or large ones that broadcast."""
+    y = _joinable(x, y)
+    if y is None:
+        return None
     shape = x[4]
     if y[4] != shape:
         shape = _large_broadcast(x, y)
@@ -1045,7 +1071,8 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
             if t is Array and (otr := other._tr) is not None and otr[5] is tr[5] \
                     and _EXT_GET() is tr[5]:  # two pending traces
                 if otr[4] == tr[4] and not otr[3] and not reflected \
-                        and (pid := _PIDS.get((name, tr[0], otr[0]))) is not None:
+                        and (pid := _PIDS.get((name, tr[0], otr[0]))) is not None \
+                        and (tr[1][0].size < TINY) is (otr[1][0].size < TINY):
                     _eager_op()  # (`_record_pair`, inlined: one shape, `other` no scalars)
                     a = _new_array(Array)
                     a._tr = (pid, tr[1] + otr[1], tr[2], tr[3], tr[4], tr[5])

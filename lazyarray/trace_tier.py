@@ -587,14 +587,15 @@ def _lift(tr: tuple):
 
     pid, leaves, scalars, n_scalars, shape = tr[:5]
     prog = _program(pid)
+    flat = leaves[0].size < TINY and prog.total < 0
     nodes: dict[int, object] = {}
     values = {}
     for j, x in enumerate(leaves):
         node = nodes.get(id(x))
         if node is None:
-            # (a tiny trace's leaves are flat; a large one's are whole arrays)
-            node = nodes[id(x)] = leaf(x if x.size >= TINY or prog.total >= 0
-                                       else x.reshape(shape))  # (a total's are 1-d)
+            # (a tiny trace's leaves are flat, of its shape; a total's are 1-d; a large
+            # one's are whole arrays, a tiny one among them too: `array._joinable`)
+            node = nodes[id(x)] = leaf(x.reshape(shape) if flat else x)
         values[f"L{j}"] = node
     values.update({f"S{k}": s for k, s in enumerate(scalars[:n_scalars])})
     for m, (op, names) in enumerate(prog.steps):

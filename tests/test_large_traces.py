@@ -272,7 +272,10 @@ OPS = [("add", lambda xp, a, b: a + b), ("mul", lambda xp, a, b: a * b),
        ("rsub", lambda xp, a, b: 1.5 - a), ("mul_int", lambda xp, a, b: a * 3),
        ("rdiv_int", lambda xp, a, b: 2 / (abs(a) + 1.0)), ("sub", lambda xp, a, b: a - b),
        ("sum_all", lambda xp, a, b: a - (b * 0.5).sum() * 1e-5),
-       ("relu", lambda xp, a, b: xp.maximum(a, 0)), ("rfmin", lambda xp, a, b: xp.fmin(0.5, a))]
+       ("relu", lambda xp, a, b: xp.maximum(a, 0)), ("rfmin", lambda xp, a, b: xp.fmin(0.5, a)),
+       ("bias", lambda xp, a, b: a * xp.asarray(VEC[:a.shape[-1]]) + 0.5),  # (tiny but at N)
+       ("bias_first", lambda xp, a, b: xp.asarray(VEC[:a.shape[-1]]) - a)]
+VEC = rng.uniform(0.5, 1.5, N)
 
 
 @settings(max_examples=25, deadline=None)
@@ -489,6 +492,55 @@ def test_a_count_is_one_kernel_and_stays_a_count():
     mixed = la.where(x > 0.0, x, 1.0).sum() + (x > 0.0).sum()  # (two kinds: the lazy tier's)
     assert_same(mixed, np.asarray(np.where(X > 0.0, X, 1.0).sum() + (X > 0.0).sum()), 1e-15)
     assert la.any(x > 10.0).dtype == np.bool_ and not bool(la.any(x > 10.0))
+
+
+STACK = rng.uniform(-2, 2, (4096, 4, 4))  # a large trace reduced to a tiny shape
+T4, BIAS, COL, ROW = (rng.uniform(-2, 2, s) for s in ((4, 4), 230, (210, 1), (1, 230)))
+MIXED = {  # name: (program, recorded as one large trace)
+    "tiny_first": (lambda xp, a, g, t, b, c, r: t + a.sum(axis=0), False),
+    "tiny_program_first": (lambda xp, a, g, t, b, c, r: xp.sin(t) - a.max(axis=0), False),
+    "tiny_first_reduced": (lambda xp, a, g, t, b, c, r: (t * 2.0 + a.sum(axis=0)).sum(axis=1),
+                           False),
+    "large_first_reduced": (lambda xp, a, g, t, b, c, r: (a.sum(axis=0) + t).sum(axis=0), True),
+    "large_first_kept": (lambda xp, a, g, t, b, c, r:
+                         (a.max(axis=0) * t).max(axis=1, keepdims=True), True),
+    "tiny_program_second": (lambda xp, a, g, t, b, c, r: a.sum(axis=0) + t * 2.0, False),
+    "where_large_condition": (lambda xp, a, g, t, b, c, r:
+                              xp.where(a.max(axis=0) > 1.9, t, 0.0), True),
+    "where_tiny_condition": (lambda xp, a, g, t, b, c, r:
+                             xp.where(t > 0.5, a.max(axis=0), t), False),
+    "bias_relu": (lambda xp, a, g, t, b, c, r: xp.maximum(g + b, 0), True),
+    "column_and_row": (lambda xp, a, g, t, b, c, r: g * c - r, True),
+    "bias_reduced": (lambda xp, a, g, t, b, c, r: (g - b).sum(axis=0) + b, True),
+    "bias_view": (lambda xp, a, g, t, b, c, r: g[1:] * b, True),
+    "bias_first": (lambda xp, a, g, t, b, c, r: b + g, False),
+    "layer_norm": (lambda xp, a, g, t, b, c, r: (g - g.mean(axis=-1, keepdims=True))
+                   / g.std(axis=-1, keepdims=True) * b + r, True),
+}
+
+
+@pytest.mark.parametrize("name", list(MIXED))
+def test_large_traces_with_tiny_operands(name):
+    """A large trace and a tiny computed array (or a tiny pending program), of the same shape
+    (a reduction's result) or broadcasting (a bias, a column, layer norm's gamma and beta),
+    in either order: NumPy's values, dtype and shape (a tiny trace first and a large one of
+    its shape used to fail at evaluation). A large trace first takes a tiny computed array
+    as its whole array and stays one trace, replayed without a graph; the other orders go to
+    the lazy tier."""
+    program, recorded = MIXED[name]
+    args = (STACK, G, T4, BIAS, COL, ROW)
+    lazy = [la.asarray(v) for v in args]
+    want = program(np, *args)
+    for k in range(3):
+        got = program(la, *lazy)
+        assert (got._tr is not None) is recorded
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if recorded and k == 2:
+            with no_graph():
+                value = np.asarray(got)
+        else:
+            value = np.asarray(got)
+        np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-11)
 
 
 def test_reduction_and_broadcast_errors_at_the_call():
