@@ -543,6 +543,20 @@ def test_large_traces_with_tiny_operands(name):
         np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-11)
 
 
+def test_a_write_into_a_tiny_operand_after_recording_does_not_reach_the_trace():
+    """`g + b` records `b` (tiny, computed) as a whole leaf; writing into `b` before the
+    value is needed leaves the sum as NumPy computed it at the `+`, and `b` as written."""
+    g = la.asarray(G)
+    for _ in range(3):  # recorded and evaluated, then replayed
+        b = la.asarray(BIAS)
+        s = g + b
+        assert s._tr is not None
+        b[0] = 100.0
+        b += 1.0
+        np.testing.assert_array_equal(np.asarray(s), G + BIAS)
+        np.testing.assert_array_equal(np.asarray(b), np.r_[101.0, BIAS[1:] + 1.0])
+
+
 def test_reduction_and_broadcast_errors_at_the_call():
     a = la.asarray(np.zeros((0, 40_000)))
     b = la.asarray(G)
