@@ -644,7 +644,7 @@ def _record(name: str, args: tuple) -> Array | None:
             return None
         if type(x) is tuple:
             if type(y) is tuple:
-                y = _joinable(x, y)
+                x, y = _joined_order(name, x, y)
                 if y is None:
                     return None
                 if x[4] != y[4]:  # broadcasting: large traces only (tiny: the eager tier's)
@@ -802,6 +802,18 @@ def _joinable(x: tuple, y: tuple) -> tuple | None:
     return (y[0], (v.reshape(y[4]),), y[2], y[3], y[4], y[5])
 
 
+def _joined_order(name: str, x: tuple, y: tuple) -> tuple:
+    """(x, y) as `_joinable` takes them for `name(x, y)`, or (x, None); a commutative
+    operation of a tiny computed array and a large trace is recorded the other way round
+    (`gamma * x_hat`: IEEE addition and multiplication give the same bits either way)."""
+    j = _joinable(x, y)
+    if j is not None or name not in _COMMUTATIVE:
+        return x, j
+    j = _joinable(y, x)
+    return (x, None) if j is None else (y, j)
+
+
+_COMMUTATIVE = frozenset({"add", "multiply"})
 _WHERE_OF: dict[tuple, int] = {}  # (condition, x, y program ids) -> that of where(...)
 
 
@@ -910,7 +922,7 @@ def _large_start(name: str, memo: tuple, other, reflected: bool, pids: list,
 def _record_pair(name: str, x: tuple, y: tuple) -> Array | None:
     """`_record` of `name(x, y)` for two traces (pending, or a large leaf's) of one error
     state: of one shape, or large ones that broadcast."""
-    y = _joinable(x, y)
+    x, y = _joined_order(name, x, y)
     if y is None:
         return None
     shape = x[4]

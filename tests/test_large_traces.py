@@ -497,10 +497,12 @@ def test_a_count_is_one_kernel_and_stays_a_count():
 STACK = rng.uniform(-2, 2, (4096, 4, 4))  # a large trace reduced to a tiny shape
 T4, BIAS, COL, ROW = (rng.uniform(-2, 2, s) for s in ((4, 4), 230, (210, 1), (1, 230)))
 MIXED = {  # name: (program, recorded as one large trace)
-    "tiny_first": (lambda xp, a, g, t, b, c, r: t + a.sum(axis=0), False),
+    "tiny_first": (lambda xp, a, g, t, b, c, r: t + a.sum(axis=0), True),
     "tiny_program_first": (lambda xp, a, g, t, b, c, r: xp.sin(t) - a.max(axis=0), False),
     "tiny_first_reduced": (lambda xp, a, g, t, b, c, r: (t * 2.0 + a.sum(axis=0)).sum(axis=1),
-                           False),
+                           True),
+    "tiny_first_subtracted": (lambda xp, a, g, t, b, c, r: (t - a.sum(axis=0)).sum(axis=1),
+                              False),
     "large_first_reduced": (lambda xp, a, g, t, b, c, r: (a.sum(axis=0) + t).sum(axis=0), True),
     "large_first_kept": (lambda xp, a, g, t, b, c, r:
                          (a.max(axis=0) * t).max(axis=1, keepdims=True), True),
@@ -513,7 +515,9 @@ MIXED = {  # name: (program, recorded as one large trace)
     "column_and_row": (lambda xp, a, g, t, b, c, r: g * c - r, True),
     "bias_reduced": (lambda xp, a, g, t, b, c, r: (g - b).sum(axis=0) + b, True),
     "bias_view": (lambda xp, a, g, t, b, c, r: g[1:] * b, True),
-    "bias_first": (lambda xp, a, g, t, b, c, r: b + g, False),
+    "bias_first": (lambda xp, a, g, t, b, c, r: b + g, True),  # (added the other way round)
+    "gamma_first": (lambda xp, a, g, t, b, c, r: b * (g - 0.5) + r, True),
+    "tiny_first_not_commutative": (lambda xp, a, g, t, b, c, r: b - g, False),
     "layer_norm": (lambda xp, a, g, t, b, c, r: (g - g.mean(axis=-1, keepdims=True))
                    / g.std(axis=-1, keepdims=True) * b + r, True),
 }
@@ -524,9 +528,10 @@ def test_large_traces_with_tiny_operands(name):
     """A large trace and a tiny computed array (or a tiny pending program), of the same shape
     (a reduction's result) or broadcasting (a bias, a column, layer norm's gamma and beta),
     in either order: NumPy's values, dtype and shape (a tiny trace first and a large one of
-    its shape used to fail at evaluation). A large trace first takes a tiny computed array
-    as its whole array and stays one trace, replayed without a graph; the other orders go to
-    the lazy tier."""
+    its shape used to fail at evaluation). A large trace takes a tiny computed array as its
+    whole array and stays one trace, replayed without a graph (the array first: an addition
+    or a multiplication, recorded the other way round); the other mixes go to the lazy
+    tier."""
     program, recorded = MIXED[name]
     args = (STACK, G, T4, BIAS, COL, ROW)
     lazy = [la.asarray(v) for v in args]
