@@ -21,21 +21,22 @@ Besides float64 -> float64 operations, a program may compare (`x > 0.5`: a bool 
 (`where(bool trace, float64 or float, float64 or float)`) and clip (`clip(x, lo, hi)` with
 nonzero float bounds, where NumPy's loop for scalar bounds and the kernel's
 minimum(maximum(...)) agree on every sign); each id has a result kind (`_KINDS`: float64,
-bool, a total or a count; below) and an operation on operands of other kinds is not recorded. `np.sum` of a 1-d float64
-trace is one loop too: it adds the values in NumPy's pairwise order, so the sum has
-np.add.reduce's bits. Of a temporary, the sum is a trace itself (kind 2, a *total*: 0-d, a
-NumPy float64 scalar when computed) that one-argument ufuncs extend (W2's `sqrt`), computed
-by one loop returning one float; of a trace the caller holds, `force_sum` computes both at
-once, and the trace keeps its values.
+bool, a total or a count; below) and an operation on operands of other kinds is not
+recorded. `np.sum` of a 1-d float64 trace is one loop too: it adds the values in NumPy's
+pairwise order, so the sum has np.add.reduce's bits. Of a temporary, the sum is a trace
+itself (kind 2, a *total*: 0-d, a NumPy float64 scalar when computed) that one-argument
+ufuncs extend (W2's `sqrt`), computed by one loop returning one float; of a trace the caller
+holds, `force_sum` computes both at once, and the trace keeps its values.
 
-When the value is needed (`np.asarray`, `print`, a reduction, any operation the tier does not
-record), `force` runs the program: on NumPy, one call per operation (the same calls the
+When the value is needed (`np.asarray`, `print`, a reduction, any operation the tier does
+not record), `force` runs the program: on NumPy, one call per operation (the same calls the
 eager tier would have made, so the same values), until the program has been run `PROMOTE`
 times; then it is compiled into one Numba loop over the elements (shape-polymorphic, cached
 in memory and on disk like every kernel) on the background build thread, and the runs after
 it is ready take that kernel: one call instead of one NumPy call per operation
-(`lazyarray.wait_compiles()` waits for it). A program is at most `MAX_OPS` operations: an operation that
-would make it longer computes its operand first and starts a new trace from the value.
+(`lazyarray.wait_compiles()` waits for it). A program is at most `MAX_OPS` operations: an
+operation that would make it longer computes its operand first and starts a new trace from
+the value.
 
 Floating-point errors: traces are recorded only under error states whose categories are all
 "ignore" or "warn" (NumPy's default is one), and a trace runs under the state it was recorded
@@ -623,11 +624,12 @@ def _lift(tr: tuple):
 # right after a kernel has streamed 160 MB through the caches). Reductions are recorded here
 # (`array.record_reduce`): float64 sums and extrema, and of a comparison a count (np.sum, kind
 # 3, np.intp), any and all (`_REDUCED`). Anything but the value asked of a large trace (an
-# operation, a view or a reduction the tier does not record) turns it into the graph it stands for (`graph`), so the lazy tier fuses it with what follows. Its value is
-# computed by the lazy tier too: the first time a structure is evaluated, on its graph; when
-# that evaluation ran compiled on the trace's leaves, its optimized module is remembered per
-# `_replay_key` and later evaluations replay it on the new leaves (the same kernels, their
-# prepared launches, NumPy's warnings): no graph, no lowering, no plan.
+# operation, a view or a reduction the tier does not record) turns it into the graph it stands
+# for (`graph`), so the lazy tier fuses it with what follows. Its value is computed by the
+# lazy tier too: the first time a structure is evaluated, on its graph; when that evaluation
+# ran compiled on the trace's leaves, its optimized module is remembered per `_replay_key` and
+# later evaluations replay it on the new leaves (the same kernels, their prepared launches,
+# NumPy's warnings): no graph, no lowering, no plan.
 
 
 class Replay:
