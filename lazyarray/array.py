@@ -826,8 +826,11 @@ def record_where(c: Array, x, y) -> Array | None:
         return None  # (recorded under another error state or options: c is computed)
     tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
     ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
-    if type(tx) is tuple and (tx := _joinable(tc, tx)) is None \
-            or type(ty) is tuple and (ty := _joinable(tc, ty)) is None:
+    large = tc[1][0].size >= TINY  # (`_joinable` only where the tiers differ: W8's hot path)
+    if type(tx) is tuple and (tx[1][0].size >= TINY) is not large \
+            and (tx := _joinable(tc, tx)) is None \
+            or type(ty) is tuple and (ty[1][0].size >= TINY) is not large \
+            and (ty := _joinable(tc, ty)) is None:
         return None
     leaves, scalars, shape = tc[1], tc[2][:tc[3]], tc[4]
     if type(tx) is tuple and type(ty) is tuple:  # two float64 traces (W8): memoized
@@ -1795,9 +1798,8 @@ class Array:
             return _fallback(lambda a: a.astype(dtype), self)
         if _options().backend != "cuda":
             v = _small(self)
-            if v is None:  # (a mid-sized computed array: NumPy's cast, at once, too)
-                v = _mid_values((self,))
-                v = None if v is None else v[0]
+            if v is None and _options().eager_limit >= TINY:  # (a mid-sized computed array:
+                v = _mid_value(self)  # NumPy's cast, at once, too; `_mid_values`)
             if v is not None:  # the eager tier (astype copies: nothing shared)
                 return _eager(v.astype(dtype))
         return Array(build.convert(self._node, dtype))
