@@ -17,7 +17,8 @@ the program meets them (an operation's own scalar after its operands' inputs). S
 in one list that a chain appends to in place (`x * 1.01 + 0.1` shares the list of `x * 1.01`,
 using one more element), so recording an operation costs what allocating its Array costs.
 
-Besides float64 -> float64 operations, a program may compare (`x > 0.5`: a bool trace), pick
+Besides float64 -> float64 operations, a program may compare (`x > 0.5`: a bool trace), combine
+bool traces into masks (`&`, `|`, `^`, `~` and the logical ufuncs: `(x > a) & (x < b)`), pick
 (`where(bool trace, float64 or float, float64 or float)`) and clip (`clip(x, lo, hi)` with
 nonzero float bounds, where NumPy's loop for scalar bounds and the kernel's
 minimum(maximum(...)) agree on every sign); each id has a result kind (`_KINDS`: float64,
@@ -96,8 +97,11 @@ FLOAT_OPS = frozenset(n for n in _CANDIDATES if _float64_loop(n))
 # float64 operands, a bool result: NumPy compares quietly (a NaN raises no flag)
 COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal",
                          "not_equal"})
+# bool operands, a bool result: the masks made of comparisons (`(x > a) & (x < b)`, `~m`)
+LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+                     "bitwise_or", "bitwise_xor", "invert"})
 # the operators and ufuncs that record (`where` and `clip` record in _funcs.py)
-TRACED = FLOAT_OPS | COMPARISONS
+TRACED = FLOAT_OPS | COMPARISONS | LOGICAL
 _BOOL = np.dtype(bool)
 # a program's result dtype: DTYPES[_KINDS[pid]] (2: a total; 3: a count, the sum of a bool
 # large trace, as np.sum of bools gives)
@@ -134,6 +138,8 @@ def _kind(key: tuple) -> int | None:
         return 2 if operands[0] != SCALAR and not kinds[0] else None
     if op in COMPARISONS:
         return 1 if not any(kinds) else None
+    if op in LOGICAL:  # of bool traces only (a leaf and a scalar are float64)
+        return 1 if all(k == 1 for k in kinds) else None
     if op == "where":  # where(bool, float64 or scalar, float64 or scalar)
         return 0 if kinds == [1, 0, 0] and operands[0] != SCALAR else None
     if op == "clip":  # clip(float64, scalar, scalar)
@@ -291,11 +297,12 @@ class Program:
                 big.append(f"        fpe += _h.trig_big({args[0]})")
             if op == "where":
                 body.append(f"        r{m} = ({args[1]} if {args[0]} else {args[2]})")
-            elif op in COMPARISONS:  # quiet: no check
+            elif op in COMPARISONS or op in LOGICAL:  # quiet: no check
                 body.append(f"        r{m} = np.bool_({scalar_call(op, args)})")
             else:
                 body.append(f"        r{m} = np.float64({scalar_call(op, args, fast=True)})")
-            if op not in _FP_QUIET and op not in COMPARISONS and op != "where":
+            if op not in _FP_QUIET and op not in COMPARISONS and op not in LOGICAL \
+                    and op != "where":
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
                 checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
                 checked.append(m)

@@ -274,7 +274,9 @@ OPS = [("add", lambda xp, a, b: a + b), ("mul", lambda xp, a, b: a * b),
        ("sum_all", lambda xp, a, b: a - (b * 0.5).sum() * 1e-5),
        ("relu", lambda xp, a, b: xp.maximum(a, 0)), ("rfmin", lambda xp, a, b: xp.fmin(0.5, a)),
        ("bias", lambda xp, a, b: a * xp.asarray(VEC[:a.shape[-1]]) + 0.5),  # (tiny but at N)
-       ("bias_first", lambda xp, a, b: xp.asarray(VEC[:a.shape[-1]]) - a)]
+       ("bias_first", lambda xp, a, b: xp.asarray(VEC[:a.shape[-1]]) - a),
+       ("mask", lambda xp, a, b: xp.where((a > 0.5) & ~(b < -0.5), a, b)),
+       ("mask_xor", lambda xp, a, b: xp.where(xp.logical_xor(a > b, b > 0), b, a * 0.5))]
 VEC = rng.uniform(0.5, 1.5, N)
 
 
@@ -316,18 +318,20 @@ COUNTS = [lambda xp, c, ax, kd: xp.sum(c, axis=ax, keepdims=kd),
 @given(st.lists(st.tuples(st.sampled_from(range(len(EXACT_OPS))), st.booleans()), min_size=1,
                 max_size=4),
        st.sampled_from([(N,), (200, 210), (40, 30, 35)]), st.sampled_from(range(len(COUNTS))),
-       st.sampled_from([None, 0, -1]), st.booleans(), st.sampled_from([-1.0, 0.0, 0.5, 3.0]))
-def test_generated_counts_match_numpy(steps, shape, count, axis, keepdims, t):
-    """Random exact chains over two large arrays ending in a comparison and its count, any or
-    all over an axis, evaluated on the graph then replayed: NumPy's values, dtype and shape
-    exactly."""
+       st.sampled_from([None, 0, -1]), st.booleans(), st.sampled_from([-1.0, 0.0, 0.5, 3.0]),
+       st.sampled_from(range(3)))
+def test_generated_counts_match_numpy(steps, shape, count, axis, keepdims, t, mask):
+    """Random exact chains over two large arrays ending in a comparison (or a mask made of
+    comparisons) and its count, any or all over an axis, evaluated on the graph then
+    replayed: NumPy's values, dtype and shape exactly."""
     a, b = rng.uniform(-2, 2, shape), rng.uniform(-2, 2, shape)
     a[..., ::5] = np.nan  # (a NaN compares false)
 
     def program(xp, x, y):
         for k, swap in steps:
             x = EXACT_OPS[k][1](xp, *((y, x) if swap else (x, y)))
-        return COUNTS[count](xp, x > t, axis, keepdims)
+        c = (x > t, (x > t) | (y != y), ~(x > t) ^ (y > 0))[mask]
+        return COUNTS[count](xp, c, axis, keepdims)
 
     want = np.asarray(program(np, a, b))
     for _ in range(2):
@@ -461,9 +465,13 @@ COMPARED[::3, 1, ::7] = np.nan
     lambda xp, a: xp.sum(a != a, axis=(0, -1)), lambda xp, a: (a > 1.0).sum(axis=1, keepdims=True),
     lambda xp, a: xp.count_nonzero(a < -1.5, axis=-1), lambda xp, a: (a == a).all(),
     lambda xp, a: xp.any(a > 1.99, axis=0), lambda xp, a: (a * 2.0 >= 3.9).any(),
-    lambda xp, a: xp.all(a[:, 1:] > -3.0, axis=(1, 2), keepdims=True)],
+    lambda xp, a: xp.all(a[:, 1:] > -3.0, axis=(1, 2), keepdims=True),
+    lambda xp, a: xp.count_nonzero((a > 0.2) & (a < 0.4)),
+    lambda xp, a: xp.logical_or(a < -1.0, a != a).sum(axis=-1),
+    lambda xp, a: (~(a > 0.0) ^ (a[::-1] > 0.0)).any(axis=1)],
     ids=["count_nonzero", "sum", "sum_nan_axes", "sum_keepdims", "count_axis", "all",
-         "any_axis", "any_chain", "all_view_keepdims"])
+         "any_axis", "any_chain", "all_view_keepdims", "mask_count", "logical_or_axis",
+         "xor_invert_any"])
 def test_counts_any_and_all_of_comparisons_replay(call):
     """np.sum, count_nonzero, any and all of a large comparison trace are traces too (an
     np.intp count, bool any/all): recorded, then replayed without a graph, NumPy's values,
@@ -492,6 +500,9 @@ def test_a_count_is_one_kernel_and_stays_a_count():
     mixed = la.where(x > 0.0, x, 1.0).sum() + (x > 0.0).sum()  # (two kinds: the lazy tier's)
     assert_same(mixed, np.asarray(np.where(X > 0.0, X, 1.0).sum() + (X > 0.0).sum()), 1e-15)
     assert la.any(x > 10.0).dtype == np.bool_ and not bool(la.any(x > 10.0))
+    band = la.count_nonzero((x > 0.2) & ~(x > 0.4))  # a mask of comparisons: one fusion too
+    assert band._tr is not None and la.explain(band).num_kernels == 1
+    assert np.asarray(band) == np.count_nonzero((X > 0.2) & ~(X > 0.4))
 
 
 STACK = rng.uniform(-2, 2, (4096, 4, 4))  # a large trace reduced to a tiny shape

@@ -204,6 +204,66 @@ def test_comparisons_where_and_clip_are_recorded_and_compiled():
     assert_like_numpy(g, x > 0.5)  # a bool trace, computed: NumPy's bools
 
 
+_MASKS = [  # masks made of comparisons, as NumPy code writes them
+    lambda xp, a, b: (a > 0.5) & (b < 0.25),
+    lambda xp, a, b: (a >= b) | (a != a),
+    lambda xp, a, b: (a < 0.0) ^ (b <= 0.0),
+    lambda xp, a, b: ~(a == b),
+    lambda xp, a, b: xp.logical_and(a > 0.1, xp.logical_not(b > 0.9)),
+    lambda xp, a, b: xp.logical_or(a < -0.5, b > 0.5),
+    lambda xp, a, b: xp.logical_xor(a > b, b > 0.0),
+    lambda xp, a, b: xp.invert(xp.bitwise_and(a > 0.0, xp.bitwise_or(b > 1.0, a < b))),
+    lambda xp, a, b: xp.bitwise_xor(~(a > 0.0), xp.logical_not(b != b)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_MASKS)))
+def test_masks_of_comparisons_are_recorded_and_compiled(k):
+    """`&`, `|`, `^`, `~` and the logical ufuncs on bool traces record a bool trace, which
+    `where` picks with: NumPy's bools on the recorded NumPy calls and in the compiled loop,
+    NaN, signed zeros and infinities included."""
+    x = np.array([0.05, 0.2, 0.5, 0.6, -0.0, np.nan, np.inf, -np.inf, 1e308, 0.3, -1.0, 0.0])
+    y = x[::-1].copy()
+
+    def program(xp, a, b):
+        m = _MASKS[k](xp, a, b)
+        return m, xp.where(m, a * 2.0, b - 1.0)
+
+    runs = kernel_runs()
+    for r in range(trace.PROMOTE + 3):
+        if r == trace.PROMOTE:
+            assert la.wait_compiles(60)
+        got = program(la, la.asarray(x), la.asarray(y))
+        assert all(g._tr is not None for g in got)
+        with np.errstate(all="ignore"):
+            for g, w in zip(got, program(np, x, y), strict=True):
+                assert _bits(g) == _bits(w), (k, r)
+    assert kernel_runs() > runs  # the last runs: the compiled loops
+
+
+def test_logical_operations_record_only_bool_traces():
+    """A logical operation on a float64 trace or a computed float64 array is not recorded:
+    NumPy's call decides (`logical_not` of floats is their truth; `&` of floats raises
+    NumPy's TypeError at the line, at any size)."""
+    x = np.array([0.0, -0.0, 1.5, np.nan, -2.0])
+    lx = la.asarray(x)
+    for a, ref in ((lx, x), (lx * 1.0, x * 1.0)):
+        assert_like_numpy(la.logical_not(a), np.logical_not(ref))
+        assert_like_numpy(la.logical_and(a, a > 0), np.logical_and(ref, ref > 0))
+        with pytest.raises(TypeError):
+            a & (a > 0)
+        with pytest.raises(TypeError):
+            ~a
+    big = np.linspace(-1, 1, 1 << 17)
+    lbig = la.asarray(big)
+    with pytest.raises(TypeError):
+        (lbig * 2.0) | (lbig > 0)
+    assert_like_numpy(la.logical_xor(lbig * 2.0, lbig > 0), np.logical_xor(big * 2.0, big > 0))
+    m = (lbig > 0) & (lbig < 0.5)
+    assert m._tr is not None
+    assert_like_numpy(m, (big > 0) & (big < 0.5))
+
+
 _PAIRS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin",
           "greater", "less_equal", "equal", "not_equal")
 
@@ -630,6 +690,8 @@ _OPS = [  # (name, f(xp, a, b, scalar or None)): recorded ones, then ones that c
     ("where_scalar", lambda xp, a, b, s: xp.where(a <= (0.5 if s is None else s), a, 1.5)),
     ("clip", lambda xp, a, b, s: xp.clip(a, -2.5, 0.75 if s is None or s != s else float(s))),
     ("eq_ne", lambda xp, a, b, s: xp.where((a == b) != (a < 1.0), b, a)),  # bool on bool: eager
+    ("mask", lambda xp, a, b, s: xp.where((a > b) | ~(a < (0.5 if s is None else s)), a, b)),
+    ("logical", lambda xp, a, b, s: xp.where(xp.logical_xor(a >= 0.0, b != b) & (b > a), b, a)),
     ("reversed", lambda xp, a, b, s: a[::-1] + 1.0),  # a view of a trace
     ("write", _write),  # a write into a trace
 ]

@@ -1,7 +1,7 @@
 """NumPy functions beyond the operators, against NumPy at three sizes: the data-dependent
 index functions (`nonzero`, `where(cond)`, a boolean mask index) on lazyarray's parallel
-scan, a whole-array `argmax` in parallel chunks, `arange(n) * 2` on the pooled parallel
-fill, and at 10^3 elements the eager tier's functions (`take`, `sort`, `concatenate`,
+scan, a count of a mask made of comparisons (one fused trace), a whole-array `argmax` in
+parallel chunks, `arange(n) * 2` on the pooled parallel fill, and at 10^3 elements the eager tier's functions (`take`, `sort`, `concatenate`,
 `cumsum`, `median`, `dot`), which call NumPy at once. Times include `np.asarray` of the
 result (lazyarray's evaluation); docs/performance.md, "nonzero on all threads" and "The
 eager threshold"."""
@@ -13,6 +13,7 @@ from .common import require_lazyarray
 CASES = {
     "where(x > 0.5)": lambda xp, x, i: xp.where(x > 0.5)[0],
     "x[x > 0.5]": lambda xp, x, i: x[x > 0.5],
+    "count of a band": lambda xp, x, i: xp.count_nonzero((x > 0.2) & ~(x > 0.4)),
     "argmax": lambda xp, x, i: xp.argmax(x),
     "arange(n) * 2": lambda xp, x, i: xp.arange(x.shape[0]) * 2,
     "take": lambda xp, x, i: xp.take(x, i),

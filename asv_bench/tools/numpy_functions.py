@@ -85,6 +85,8 @@ CASES = {
     "norm": lambda m, x, y, idx, q, M, v: m.linalg.norm(x),
     "cumprod": lambda m, x, y, idx, q, M, v: m.cumprod(x[:1000] + 0.5),
     "logical": lambda m, x, y, idx, q, M, v: m.logical_and(x > 0.2, y < 0.4).sum(),
+    "band where": lambda m, x, y, idx, q, M, v: m.where((x > 0.2) & ~(x > 0.4), x, 0.0),
+    "mask": lambda m, x, y, idx, q, M, v: (x > 0.2) | (y < 0.4),
     "abs diff": lambda m, x, y, idx, q, M, v: m.abs(x - y).max(),
 }
 
