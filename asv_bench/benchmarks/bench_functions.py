@@ -1,8 +1,9 @@
 """NumPy functions beyond the operators, against NumPy at three sizes: the data-dependent
 index functions (`nonzero`, `where(cond)`, a boolean mask index) on lazyarray's parallel
 scan, a count of a mask made of comparisons (one fused trace), a whole-array `argmax` in
-parallel chunks, `arange(n) * 2` on the pooled parallel fill, and at 10^3 elements the eager tier's functions (`take`, `sort`, `concatenate`,
-`cumsum`, `median`, `dot`), which call NumPy at once. Times include `np.asarray` of the
+parallel chunks, `arange(n) * 2` on the pooled parallel fill, and at 10^3 elements the
+eager tier's functions (`take`, `sort`, `concatenate`, `cumsum`, `median`, `dot`), which
+call NumPy at once. Times include `np.asarray` of the
 result (lazyarray's evaluation); docs/performance.md, "nonzero on all threads" and "The
 eager threshold"."""
 
