@@ -468,10 +468,13 @@ COMPARED[::3, 1, ::7] = np.nan
     lambda xp, a: xp.all(a[:, 1:] > -3.0, axis=(1, 2), keepdims=True),
     lambda xp, a: xp.count_nonzero((a > 0.2) & (a < 0.4)),
     lambda xp, a: xp.logical_or(a < -1.0, a != a).sum(axis=-1),
-    lambda xp, a: (~(a > 0.0) ^ (a[::-1] > 0.0)).any(axis=1)],
+    lambda xp, a: (~(a > 0.0) ^ (a[::-1] > 0.0)).any(axis=1),
+    lambda xp, a: (a > 0.5).any(axis=0) & (a < 0.0).all(axis=0),
+    lambda xp, a: ((a > 0.5).any(axis=2, keepdims=True) | (a > 1.9)).sum(axis=1),
+    lambda xp, a: ((a[1:] > 0.0) & (a[:-1] <= 0.0)).sum()],
     ids=["count_nonzero", "sum", "sum_nan_axes", "sum_keepdims", "count_axis", "all",
          "any_axis", "any_chain", "all_view_keepdims", "mask_count", "logical_or_axis",
-         "xor_invert_any"])
+         "xor_invert_any", "mask_of_reductions", "mask_broadcast", "sign_changes"])
 def test_counts_any_and_all_of_comparisons_replay(call):
     """np.sum, count_nonzero, any and all of a large comparison trace are traces too (an
     np.intp count, bool any/all): recorded, then replayed without a graph, NumPy's values,
