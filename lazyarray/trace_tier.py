@@ -79,7 +79,9 @@ MAX_PROGRAMS = 100_000  # distinct structures recorded per process; beyond, noth
 _CANDIDATES = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin",
                "negative", "positive", "absolute", "sqrt", "square", "sin", "cos", "tan",
                "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "tanh", "sinh",
-               "cosh", "arcsin", "arccos", "arctan", "cbrt", "reciprocal")
+               "cosh", "arcsin", "arccos", "arctan", "cbrt", "reciprocal", "floor", "ceil",
+               "trunc", "rint", "sign", "fabs", "copysign", "power", "arctan2", "hypot",
+               "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg")
 _F8 = np.dtype(np.float64)
 
 

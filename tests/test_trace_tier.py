@@ -241,6 +241,58 @@ def test_masks_of_comparisons_are_recorded_and_compiled(k):
     assert kernel_runs() > runs  # the last runs: the compiled loops
 
 
+_ROUNDING = ("floor", "ceil", "trunc", "rint", "sign", "fabs", "copysign")  # exact, quiet
+_MATH = ("power", "arctan2", "hypot", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg")
+
+
+@pytest.mark.parametrize("name", _ROUNDING + _MATH)
+def test_rounding_and_more_math_are_recorded(name):
+    """floor, ceil, trunc, rint, sign, fabs and copysign (NumPy's bits), power (`x ** 3`),
+    arctan2, hypot, the inverse hyperbolic functions and the angle conversions (within the
+    kernels' documented ulps) record on the trace tier and compile into its loop, at tiny
+    and large sizes, with NumPy's warnings at the forcing line (0 ** -1, arccosh(0.5))."""
+    f = getattr(np, name)
+    x = np.array([-0.0, 0.0, 0.5, -1.5, 2.5, np.nan, np.inf, -np.inf, 1e308, -2.0, 3.0, 0.7])
+    y = x[::-1].copy()
+
+    def program(xp, a, b):
+        g = getattr(xp, name)
+        r = g(a * 1.0, b * 1.0) if f.nin == 2 else g(a * 1.0)
+        if name == "power":
+            r = r + (a * 1.0) ** 3 - xp.power(2.0, b * 0.5)
+        return r * 2.0 - 0.25  # long enough to be compiled (trace.SHORT)
+
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        want = program(np, x, y)
+    messages = sorted({str(w.message) for w in rec})
+    exact, runs = name in _ROUNDING, kernel_runs()
+    for k in range(trace.PROMOTE + 3):
+        if k == trace.PROMOTE:
+            assert la.wait_compiles(120)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            got = program(la, la.asarray(x), la.asarray(y))
+            pid = got._tr[0]
+            value = np.asarray(got)
+        assert sorted({str(w.message) for w in rec}) == messages, (name, k)
+        if exact:
+            assert _bits(value) == _bits(want), (name, k)
+        else:
+            np.testing.assert_allclose(value, want, rtol=1e-14, atol=1e-12)
+    assert trace._PROGRAMS[pid].kernel is not None and kernel_runs() > runs
+    big = np.linspace(-3.0, 3.0, 1 << 17)
+    with np.errstate(all="ignore"):
+        want = program(np, big, big[::-1])
+        for _ in range(2):  # on the graph, then replayed
+            got = program(la, la.asarray(big), la.asarray(big[::-1].copy()))
+            assert got._tr is not None
+            if exact:
+                assert _bits(got) == _bits(want)
+            else:
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14, atol=1e-12)
+
+
 def test_logical_operations_record_only_bool_traces():
     """A logical operation on a float64 trace or a computed float64 array is not recorded:
     NumPy's call decides (`logical_not` of floats is their truth; `&` of floats raises
