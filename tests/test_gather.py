@@ -63,7 +63,27 @@ KEYS = [
     ([0, 1], [0, 1, 2]),                      # shape mismatch
     (0, 0, 0, [0]),                           # too many indices
     (np.array([True, False]),),               # mask of the wrong length
+    # several errors at once: NumPy reports a mask's shape, then an int's bounds, then the
+    # broadcast (naming the arrays' shapes only), then an array's bounds
+    (5, [0, 1, 2], [0, 1]),
+    (0, [0, 1, 2], [7, 7]),
+    ([0, 1, 2], [7, 7], 9),
+    (np.array([True, False]), 9, [0, 1]),
+    (np.array([True, False, True]), [0, 1, 2, 3], 9),
+    ([0, 1], 9, np.array([True, False, True, True, False, False])),
+    (9, 9, [0]),
 ]
+EMPTY = np.zeros((0, 0, 0))
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_an_int_out_of_bounds_before_a_broadcast_mismatch(mode, lazy):
+    """Found by a random search: an int and index arrays that do not broadcast, on an empty
+    array: NumPy's IndexError is the int's bounds, not the broadcast."""
+    key = (0, np.array([], np.int8), np.array([0, 0], np.int8))
+    a = la.asarray(EMPTY)
+    lkey = tuple(la.asarray(k) + 0 if lazy and isinstance(k, np.ndarray) else k for k in key)
+    _same(lambda: EMPTY[key] - 1, lambda: a[lkey] - 1)
 
 
 @pytest.mark.parametrize("key", KEYS, ids=range(len(KEYS)))

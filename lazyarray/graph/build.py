@@ -509,20 +509,21 @@ def advanced_getitem(node: Node, key) -> Node:
     if not adv:
         raise ValueError("advanced_getitem needs an index array")
 
-    shapes = [a.shape if isinstance(a, Node) else () for a, _, _ in adv]
-    try:
+    # NumPy's order of errors: the masks' shapes (above), the ints' bounds, the arrays'
+    # broadcast, then the bounds of the arrays known now (computed index arrays), in key order
+    for a, _, ax in adv:
+        if isinstance(a, int) and not -node.shape[ax] <= a < node.shape[ax]:
+            raise IndexError(f"index {a} is out of bounds for axis {ax} with size "
+                             f"{node.shape[ax]}")
+    shapes = [a.shape for a, _, _ in adv if isinstance(a, Node)]  # (an int's is (): NumPy's
+    try:  # message names the arrays' only)
         bshape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + "".join(str(s).replace(" ", "") + " "
                                                   for s in shapes)) from None
-    # bounds of what is known now: ints and computed index arrays, in key order (as NumPy)
     for a, _, ax in adv:
-        n = node.shape[ax]
-        if isinstance(a, int):
-            if not -n <= a < n:
-                raise IndexError(f"index {a} is out of bounds for axis {ax} with size {n}")
-        else:
+        if not isinstance(a, int):
             v = _concrete(a)
             if v is not None:
                 _check_concrete(a, v, ax, node.shape)
