@@ -57,18 +57,35 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     values = eager_values((a, indices), mid=True)
-    if values is not None:  # the eager tier
-        return eager_result(np.take(*values, axis=axis, mode=mode), values)
+    if values is not None and not (mode == "wrap" and 0 in np.shape(values[0])):
+        return eager_result(np.take(*values, axis=axis, mode=mode), values)  # the eager tier
     arr = _arr(a)
     if axis is None:
         arr, axis = arr.ravel(), 0
     axis = build.normalize_axis(axis, arr.ndim)
     idx = _index_node(indices, "take")
     n = arr.shape[axis]
-    if n == 0 and 0 not in idx.shape:
-        raise IndexError("cannot do a non-empty take from an empty axes.")
-    idx = _wrapped(idx, n, mode) if n else idx
+    shape = arr.shape[:axis] + idx.shape + arr.shape[axis + 1:]
+    if 0 in shape or n == 0:
+        return _empty_take(arr, axis, idx, shape, mode)
+    idx = _wrapped(idx, n, mode)
     return Array(build.advanced_getitem(arr._node, (slice(None),) * axis + (idx,)))
+
+
+def _empty_take(arr: Array, axis: int, idx: Node, shape: tuple, mode: str) -> Array:
+    """`take` with an empty result or from an empty axis, by NumPy's rules: a non-empty
+    result from an empty axis raises; otherwise mode 'raise' checks the indices once per
+    element before `axis` (none: none checked), and the result is empty. (NumPy 2.4's
+    mode='wrap' loops forever on an empty axis; here it gives the empty result, as 'clip'.)"""
+    n = arr.shape[axis]
+    if n == 0 and 0 not in shape:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if mode == "raise" and 0 not in arr.shape[:axis] and 0 not in idx.shape:
+        v = np.asarray(Array(idx)).reshape(-1)
+        bad = np.flatnonzero((v < -n) | (v >= n))
+        if bad.size:
+            raise IndexError(f"index {v[bad[0]]} is out of bounds for axis {axis} with size {n}")
+    return Array(buffer(np.empty(shape, arr.dtype)))
 
 
 def take_along_axis(arr, indices, axis=-1):

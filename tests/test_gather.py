@@ -176,6 +176,36 @@ def test_random_keys(mode, case):
     _same(lambda: data[key] - 1, lambda: a[lkey] - 1)
 
 
+# (shape, axis, indices, mode): empty results and empty axes, found by a random search; NumPy
+# checks mode='raise' indices once per element before the axis (none there: none checked)
+EMPTY_TAKES = [((0, 0), 0, np.array(0), "raise"), ((0, 0), 0, np.array(0), "clip"),
+               ((0, 3), 1, [5], "raise"), ((0, 3), 1, [5], "wrap"), ((3, 0), 0, [5], "raise"),
+               ((3, 0), 0, [5], "clip"), ((0,), 0, [], "raise"), ((0,), 0, [0], "clip"),
+               ((0,), 0, [0], "raise"), ((2, 0, 2), 1, [1], "raise"), ((2, 0, 2), 1, [1], "wrap"),
+               ((2, 0, 0), 1, [1], "raise"), ((0, 2), None, [0], "raise"),
+               ((0, 2), None, [], "raise"), ((3,), 0, np.zeros(0, int), "raise"),
+               ((0, 0), 1, np.array(3), "raise"), ((2, 0), 0, [-3, 1], "raise")]
+
+
+@pytest.mark.parametrize("case", EMPTY_TAKES, ids=range(len(EMPTY_TAKES)))
+def test_take_of_empty_arrays(mode, case):
+    shape, axis, ind, md = case
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    a = la.asarray(x)
+    _same(lambda: np.take(x, ind, axis=axis, mode=md), lambda: la.take(a, ind, axis=axis, mode=md))
+    _same(lambda: np.take(x, ind, axis=axis, mode=md),
+          lambda: la.take(a, la.asarray(np.asarray(ind, np.intp)) * 1, axis=axis, mode=md))
+
+
+def test_take_wrap_on_an_empty_axis_returns():
+    """NumPy 2.4's take(mode='wrap') never returns on an empty axis when the result is empty
+    too; lazyarray gives the empty result, as mode='clip' does."""
+    x = np.zeros((0, 0), np.int32)
+    for ind in (np.array(0), la.asarray(np.array(0)) * 1):
+        got = la.take(la.asarray(x), ind, axis=0, mode="wrap")
+        assert_like_numpy(got, np.take(x, np.array(0), axis=0, mode="clip"))
+
+
 @settings(max_examples=20)
 @given(hnp.arrays(np.int32, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
                   elements=st.integers(-100, 100)),
