@@ -1607,7 +1607,14 @@ class Array:
         if v is not None:  # NumPy's gather from a computed array below MID_EAGER_MAX
             stats.bump("eager_ops")
             return Array(buffer(v[tuple(k.value if isinstance(k, Node) else k for k in gkey)]))
-        return Array(build.advanced_getitem(self._node, gkey))
+        node = build.advanced_getitem(self._node, gkey)
+        if 0 in node.shape and any(isinstance(k, Node) and not k.realized for k in gkey):
+            # an empty result reads nothing, so the gather would check no lazily computed
+            # index; NumPy checks every index unless their broadcast is empty: compute them
+            gkey = tuple(buffer(np.array(Array(k))) if isinstance(k, Node) and not k.realized
+                         else k for k in gkey)
+            node = build.advanced_getitem(self._node, gkey)
+        return Array(node)
 
     def _mid_gather_value(self, gkey: tuple) -> np.ndarray | None:
         """This array's value when indexing it by `gkey` is NumPy's gather at once: a computed

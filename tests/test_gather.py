@@ -197,6 +197,54 @@ def test_take_of_empty_arrays(mode, case):
           lambda: la.take(a, la.asarray(np.asarray(ind, np.intp)) * 1, axis=axis, mode=md))
 
 
+EMPTY_BROADCASTS = [((0, 0), ([5], np.zeros(0, int))), ((3, 0), ([5], np.zeros(0, int))),
+                    ((3, 4), ([5], np.zeros(0, int))), ((3, 4), (np.zeros((2, 0), int) + 7, [1])),
+                    ((3, 4), (5, np.zeros(0, int))), ((3, 0), ([5],)), ((0, 0), ([0],))]
+
+
+@pytest.mark.parametrize("case", EMPTY_BROADCASTS, ids=range(len(EMPTY_BROADCASTS)))
+def test_index_arrays_broadcast_to_nothing_are_not_checked(mode, case):
+    """Index arrays whose broadcast is empty read nothing, and NumPy checks none of their
+    values (an int is checked always); take_along_axis likewise (found by a random search)."""
+    shape, key = case
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    a = la.asarray(x)
+    _same(lambda: x[key], lambda: a[key])
+    _same(lambda: x[key], lambda: (a * 1.0)[tuple(la.asarray(k) * 1 if isinstance(k, np.ndarray)
+                                                  else k for k in key)])
+    e = np.zeros((0, 0), np.int32)
+    _same(lambda: np.take_along_axis(e, np.array([[0]]), axis=0),
+          lambda: la.take_along_axis(la.asarray(e), np.array([[0]]), axis=0))
+
+
+@pytest.mark.parametrize("case", [((0, 0), (np.array([0], np.int8),)),
+                                  ((3, 4), (np.array([7]), slice(1, 1))),
+                                  ((3, 4), (np.array([2]), slice(1, 1))),
+                                  ((0, 0), (np.zeros(0, int),))], ids=range(4))
+def test_lazy_indices_of_an_empty_result_are_checked(mode, case):
+    """An empty result whose index arrays do not broadcast to nothing: NumPy checks them, so
+    lazily computed ones are computed at the call (the gather would read none of them)."""
+    shape, key = case
+    x = np.zeros(shape)
+    lkey = tuple(la.asarray(k) + 0 if isinstance(k, np.ndarray) else k for k in key)
+    _same(lambda: x[key], lambda: la.asarray(x)[lkey])
+    _same(lambda: x[key], lambda: (la.asarray(x) * 1.0)[lkey])
+
+
+@pytest.mark.parametrize("case", [((2, 0), (slice(-3, None, -1), np.array([], np.int8))),
+                                  ((3, 4), (slice(-5, None, -1),)),
+                                  ((3, 4), (slice(None), slice(-9, None, -2))),
+                                  ((3, 4), (slice(-9, None, -1), [1, 2]))], ids=range(4))
+def test_empty_backward_slices(mode, case):
+    """A backward slice that selects nothing normalizes to (-1, -1, -1), whose start NumPy's
+    slicing would read as the last element: it is stored as (0, 0, 1) (found by a random
+    search: the gather after it read the whole axis)."""
+    shape, key = case
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    _same(lambda: x[key] - 1, lambda: la.asarray(x)[key] - 1)
+    _same(lambda: x[key] - 1, lambda: (la.asarray(x) * 1.0)[key] - 1)
+
+
 def test_take_wrap_on_an_empty_axis_returns():
     """NumPy 2.4's take(mode='wrap') never returns on an empty axis when the result is empty
     too; lazyarray gives the empty result, as mode='clip' does."""

@@ -280,7 +280,10 @@ def transpose(node: Node, perm=None) -> Node:
 
 
 def slice_(node: Node, slices: tuple[tuple[int, int, int], ...]) -> Node:
-    """Basic slicing: `slices` holds one normalized (start, stop, step) per dimension."""
+    """Basic slicing: `slices` holds one normalized (start, stop, step) per dimension (an
+    empty selection as (0, 0, 1): `slice(-3, None, -1).indices(2)` is (-1, -1, -1), whose
+    start a NumPy slice would read as the last element)."""
+    slices = tuple(s if len(range(*s)) else (0, 0, 1) for s in slices)
     shape = tuple(len(range(*s)) for s in slices)
     if all(s == (0, n, 1) for s, n in zip(slices, node.shape, strict=True)):
         return node
@@ -320,6 +323,8 @@ def getitem(node: Node, key) -> Node:
         if type(k) is slice:
             s = k.indices(n)
             m = len(range(*s))
+            if not m:  # (see slice_)
+                s = (0, 0, 1)
             out_shape.append(m)
             if s != (0, n, 1):
                 whole = False
@@ -522,8 +527,8 @@ def advanced_getitem(node: Node, key) -> Node:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + "".join(str(s).replace(" ", "") + " "
                                                   for s in shapes)) from None
-    for a, _, ax in adv:
-        if not isinstance(a, int):
+    for a, _, ax in adv:  # (an empty broadcast reads nothing: NumPy checks nothing)
+        if not isinstance(a, int) and 0 not in bshape:
             v = _concrete(a)
             if v is not None:
                 _check_concrete(a, v, ax, node.shape)
