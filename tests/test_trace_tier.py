@@ -279,6 +279,7 @@ def test_rounding_and_more_math_are_recorded(name):
         if exact:
             assert _bits(value) == _bits(want), (name, k)
         else:
+            assert value.dtype == want.dtype and value.shape == want.shape
             np.testing.assert_allclose(value, want, rtol=1e-14, atol=1e-12)
     assert trace._PROGRAMS[pid].kernel is not None and kernel_runs() > runs
     big = np.linspace(-3.0, 3.0, 1 << 17)
@@ -290,7 +291,9 @@ def test_rounding_and_more_math_are_recorded(name):
             if exact:
                 assert _bits(got) == _bits(want)
             else:
-                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14, atol=1e-12)
+                value = np.asarray(got)
+                assert value.dtype == want.dtype and value.shape == want.shape
+                np.testing.assert_allclose(value, want, rtol=1e-14, atol=1e-12)
 
 
 def test_logical_operations_record_only_bool_traces():
