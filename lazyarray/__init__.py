@@ -32,7 +32,7 @@ import numpy as _np  # noqa: E402
 from lazyarray import engine as _engine  # noqa: E402
 from lazyarray import stats as _stats  # noqa: E402
 from lazyarray._creation import (  # noqa: E402
-    array, asanyarray, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like,
+    array, asanyarray, asarray, ascontiguousarray, asfortranarray, empty, empty_like, eye, full, full_like,
     identity, linspace, ones, ones_like, zeros, zeros_like, arange, from_dlpack,
     __array_namespace_info__,
 )

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import Array, _device_name, _value_array
+from lazyarray.array import Array, _device_name, _value_array, as_array
 from lazyarray.config import TINY as _TINY
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
@@ -38,17 +38,13 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
             return out
         return out.to_device(device)
     if isinstance(a, Array):
-        if dtype is not None and np.dtype(dtype) != a.dtype:
-            if copy is False:
-                raise ValueError("Unable to avoid copy while creating an array as requested.")
-            return a.astype(dtype)
-        return a
+        return _as_array_of(a, dtype, order, copy)
     arr = pool.copy(a, dtype)  # (np.array's copy: large ones pooled, copied by all threads)
     if arr.dtype.kind not in "biufc":
         _unsupported(arr)
     if arr.size < _TINY and arr.size < config.get().eager_limit:
         return _value_array(arr)  # a tiny value: the eager and trace tiers take it as is
-    return Array(buffer(arr))  # (the copy above is the only one)
+    return as_array(Array(buffer(arr)))  # (the copy above is the only one)
 
 
 def _unsupported(arr):
@@ -58,7 +54,11 @@ def _unsupported(arr):
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     """Create a lazy Array (see numpy.array)."""
     if isinstance(object, Array):
-        out = object.astype(dtype) if dtype is not None else object.copy()
+        if copy is not True:  # (False: NumPy's asarray rule, raising where it must copy)
+            out = asarray(object, dtype, None if order in ("K", "A") else order, copy=copy)
+        else:
+            out = as_array(object.astype(dtype) if dtype is not None else object.copy(
+                "K" if order == "A" else order))
         if out.ndim < ndmin:
             out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
         return out
@@ -71,8 +71,47 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     return Array(buffer(arr))
 
 
+_NO_COPY = "Unable to avoid copy while creating an array as requested."
+
+
+def _as_array_of(a: Array, dtype, order, copy) -> Array:
+    """NumPy's asarray of an Array: `a` itself where NumPy returns the same object (its
+    dtype, its layout in `order`, no copy asked), else a new array; a NumPy scalar's value
+    always becomes a new 0-d array."""
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError(_NO_COPY)
+        return as_array(a.astype(dtype, order="K" if order in (None, "A") else order))
+    flags = a._layout().flags
+    if order in ("C", "F") and not (flags.c_contiguous if order == "C" else flags.f_contiguous):
+        if copy is False:
+            raise ValueError(_NO_COPY)
+        return a.copy(order)
+    if copy or a._is_scalar():
+        if copy is False:
+            raise ValueError(_NO_COPY)
+        return as_array(a.copy("K" if order in (None, "A") else order))
+    return a
+
+
 asanyarray = asarray
-ascontiguousarray = asarray
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """A C-contiguous array of at least one dimension: `a` itself when it already is one
+    (see numpy.ascontiguousarray)."""
+    if isinstance(a, Array) and a.ndim == 0:
+        a = a.reshape(1)
+    return asarray(a, dtype, order="C") if isinstance(a, Array) else asarray(
+        np.ascontiguousarray(a, dtype))
+
+
+def asfortranarray(a, dtype=None, *, like=None):
+    """An F-contiguous array of at least one dimension: `a` itself when it already is one
+    (see numpy.asfortranarray)."""
+    if isinstance(a, Array):
+        return asarray(a.reshape(1) if a.ndim == 0 else a, dtype, order="F")
+    return asarray(np.asfortranarray(a, dtype))
 
 
 def _place(a: Array, device) -> Array:
@@ -89,7 +128,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     shape = _shape(shape)
     if isinstance(fill_value, Array) or np.ndim(fill_value) > 0:
         v = asarray(fill_value, dtype=dtype)
-        return Array(build.broadcast_to(v._node, shape))
+        return as_array(Array(build.broadcast_to(v._node, shape)))
     dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
     if dt.kind not in "biufc":
         _unsupported(np.empty(0, dt))
@@ -99,8 +138,8 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
         with np.errstate(all="ignore"):
             value = np.array(fill_value).astype(dt)
     if math.prod(shape) < config.get().eager_limit:  # the eager tier
-        return Array(buffer(np.full(shape, value, dt)))
-    return Array(build.broadcast_to(constant(value, dt), shape))
+        return as_array(Array(buffer(np.full(shape, value, dt))))
+    return as_array(Array(build.broadcast_to(constant(value, dt), shape)))
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):

@@ -1217,6 +1217,8 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
 
 def _inplace(name: str):
     def method(self, other):
+        if not self._chain and self._is_scalar():  # a NumPy scalar: `s += 1` rebinds `s`
+            return _UFUNCS[name]._plain((self, other))
         # (the ufunc's own path, not the operator's: `x[::2] *= 3` stays a node the write
         # fuses with, in place, where a trace of the view would be computed apart)
         self._assign(_UFUNCS[name]._plain((self, other)), casting="same_kind")
@@ -1270,7 +1272,8 @@ class Array:
                             self._tr = None
                             return st
                         v = _force(self)
-                    st = self._st = Storage(leaf(v if type(v) is np.ndarray else np.array(v)))
+                    st = self._st = (Storage(leaf(v), False) if type(v) is np.ndarray
+                                     else Storage(leaf(np.array(v)), True))
                     self._val = None
         return st
 
@@ -1302,10 +1305,22 @@ class Array:
     def _layout(self) -> np.ndarray:
         return self._storage.fake() if self._proxy is None else self._proxy
 
+    def _is_scalar(self) -> bool:
+        """Does this Array stand for a NumPy scalar (a 0-d result of a computation: a full
+        reduction, `dot` of vectors, one element by indexing)? Its value never changes: a
+        view of it is a new array (as NumPy's `reshape` of a scalar is), item assignment
+        raises and an in-place operator rebinds (`Storage.scalar`)."""
+        if self._chain or self.shape:
+            return False
+        st = self._st
+        return type(self._val) is not _ndarray if st is None else st.scalar
+
     def _view(self, fn, args: tuple, proxy: np.ndarray, checked: bool = False) -> Array:
         """A view of this array: same storage, one more op in the chain (validated now: by
         building its node, unless `checked` says the proxy's indexing did; then the node is
-        built when first needed, see `_node`)."""
+        built when first needed, see `_node`). A view of a scalar is a new array."""
+        if self._is_scalar():
+            return as_array(Array(fn(self._node, *args)))
         st = self._storage
         memo = None if checked else (st.node, fn(self._node, *args))
         v = Array.__new__(Array)
@@ -1635,6 +1650,9 @@ class Array:
 
     def __setitem__(self, key, value) -> None:
         """a[key] = value: NumPy's broadcasting and (unsafe) casting, seen by every view."""
+        if not self._chain and self._is_scalar():
+            raise TypeError(f"'{type(self.dtype.type(0)).__name__}' object does not support "
+                            "item assignment")
         if self._chain and any(fn in _PARTS for fn, _ in self._chain):
             return self._write_part(key, value)
         if (self._val is not None or not self._chain) and self._small_write(key, value):
@@ -1787,6 +1805,8 @@ class Array:
 
     def _assign(self, result: Array, casting: str = "same_kind") -> None:
         """Write `result` over this whole array (out= and in-place operators), NumPy casting."""
+        if self._is_scalar():
+            raise TypeError("return arrays must be of ArrayType")
         if not np.can_cast(result.dtype, self.dtype, casting=casting):
             raise TypeError(f"Cannot cast ufunc output from {result.dtype!r} to "
                             f"{self.dtype!r} with casting rule {casting!r}")
@@ -1803,6 +1823,9 @@ class Array:
                             f"to the rule {casting!r}")
         if dtype.kind not in "biufc":
             return _fallback(lambda a: a.astype(dtype), self)
+        if not copy and dtype == self.dtype and (order in "KA" or self._layout().flags[
+                "C_CONTIGUOUS" if order == "C" else "F_CONTIGUOUS"]):
+            return self  # NumPy's same object: a later write to either is seen by both
         if _options().backend != "cuda":
             v = _small(self)
             if v is None and _options().eager_limit >= TINY:  # (a mid-sized computed array:
@@ -1954,21 +1977,59 @@ class Array:
 
 
 class _Flags:
-    """ndarray.flags, read from the layout proxy."""
+    """ndarray.flags: read from the layout proxy; `writeable` (and `flags["W"]`) can be
+    set, with NumPy's rules (`Array.setflags`)."""
+
+    __slots__ = ("_a",)
+    _NAMES = {"C": "c_contiguous", "C_CONTIGUOUS": "c_contiguous", "CONTIGUOUS":
+              "c_contiguous", "F": "f_contiguous", "F_CONTIGUOUS": "f_contiguous",
+              "FORTRAN": "f_contiguous", "W": "writeable", "WRITEABLE": "writeable",
+              "O": "owndata", "OWNDATA": "owndata", "A": "aligned", "ALIGNED": "aligned",
+              "X": "writebackifcopy", "WRITEBACKIFCOPY": "writebackifcopy",
+              "FNC": "fnc", "FORC": "forc", "BEHAVED": "behaved", "B": "behaved",
+              "CARRAY": "carray", "CA": "carray", "FARRAY": "farray", "FA": "farray"}
 
     def __init__(self, a: Array):
-        layout = a._layout()
-        self.writeable = bool(layout.flags.writeable)
-        self.c_contiguous = self["C_CONTIGUOUS"] = bool(layout.flags.c_contiguous)
-        self.f_contiguous = self["F_CONTIGUOUS"] = bool(layout.flags.f_contiguous)
-        self.owndata = a._base is None
-        self.aligned = True
+        object.__setattr__(self, "_a", a)
+
+    @property
+    def writeable(self) -> bool:
+        a = self._a
+        return not a._is_scalar() and bool(a._layout().flags.writeable)
+
+    @writeable.setter
+    def writeable(self, value) -> None:
+        self._a.setflags(write=bool(value))
+
+    c_contiguous = property(lambda self: bool(self._a._layout().flags.c_contiguous))
+    f_contiguous = property(lambda self: bool(self._a._layout().flags.f_contiguous))
+    owndata = property(lambda self: self._a._base is None)
+    aligned = property(lambda self: True)
+    writebackifcopy = property(lambda self: False)
+    fnc = property(lambda self: self.f_contiguous and not self.c_contiguous)
+    forc = property(lambda self: self.f_contiguous or self.c_contiguous)
+    behaved = property(lambda self: self.writeable)
+    carray = property(lambda self: self.writeable and self.c_contiguous)
+    farray = property(lambda self: self.writeable and self.fnc)
+
+    def __setattr__(self, k, v):
+        if k != "writeable":
+            raise AttributeError(f"cannot set flag {k!r} of a lazyarray array")
+        _Flags.writeable.fset(self, v)
 
     def __setitem__(self, k, v):
-        self.__dict__[k] = v
+        self.__setattr__(self._NAMES.get(k, k), v)
 
     def __getitem__(self, k):
-        return self.__dict__[{"WRITEABLE": "writeable", "OWNDATA": "owndata"}.get(k, k)]
+        try:
+            return getattr(self, self._NAMES[k])
+        except KeyError:
+            raise KeyError(f"Unknown flag {k!r}") from None
+
+    def __repr__(self) -> str:
+        return "\n".join(f"  {n.upper()} : {getattr(self, n)}" for n in (
+            "c_contiguous", "f_contiguous", "owndata", "writeable", "aligned",
+            "writebackifcopy"))
 
 
 def _device_name(device) -> str:
@@ -2056,6 +2117,14 @@ def _bitcast(node: Node, dtype: str, shape: tuple) -> Node:
 
 # view ops whose writes are NumPy's own, into the bytes of a copy of the storage's value
 _PARTS = (_real_part, _imag_part, _bitcast)
+
+
+def as_array(a: Array) -> Array:
+    """`a`, a 0-d *array* if it is 0-d (asarray, zeros(()), a view): not a NumPy scalar
+    (see `Array._is_scalar`)."""
+    if not a.shape:
+        a._storage.scalar = False
+    return a
 
 
 def _read_only(a: Array) -> Array:

@@ -22,12 +22,15 @@ from lazyarray.graph.node import Node
 
 
 class Storage:
-    __slots__ = ("__weakref__", "_fake", "leaf_trace", "node")
+    __slots__ = ("__weakref__", "_fake", "leaf_trace", "node", "scalar")
 
-    def __init__(self, node: Node):
+    def __init__(self, node: Node, scalar: bool | None = None):
         self.node = node
         self._fake = None
         self.leaf_trace = None  # (node, error state, its large leaf trace): array._large_leaf
+        # a NumPy scalar's value (a 0-d result of a computation), immutable: no view shares
+        # it and no write reaches it; a 0-d *array* (asarray, zeros(()), ...) clears this
+        self.scalar = not node.shape if scalar is None else scalar
 
     def fake(self) -> np.ndarray:
         """The base's proxy: C-ordered strides over a one-element buffer."""
