@@ -48,6 +48,7 @@ from lazyarray._manipulation import (  # noqa: E402
     expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, meshgrid, moveaxis,
     ndim, pad, permute_dims, ravel, repeat, reshape, roll, rot90, row_stack, shape, size,
     split, squeeze, stack, swapaxes, tile, trace, transpose, tril, triu, vsplit, vstack,
+    require, unstack,
 )
 
 concat = concatenate

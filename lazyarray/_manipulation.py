@@ -20,7 +20,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Give a new shape to an array without changing its data (see numpy.reshape)."""
     if shape is None:
         shape = newshape
-    return _arr(a).reshape(shape, order=order)
+    return _arr(a).reshape(shape, order=order, copy=copy)
 
 
 def transpose(a, axes=None):
@@ -93,6 +93,8 @@ def squeeze(a, axis=None):
         if any(a.shape[d] != 1 for d in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to "
                              "one")
+    if not axes:  # nothing to remove: NumPy returns the array itself
+        return a
     return a.reshape(tuple(n for d, n in enumerate(a.shape) if d not in axes))
 
 
@@ -617,7 +619,42 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 
 def broadcast_arrays(*args, subok=False):
-    """Broadcast arrays against each other: read-only views (see numpy.broadcast_arrays)."""
+    """Broadcast arrays against each other (see numpy.broadcast_arrays): an array already of
+    the broadcast shape is returned as is, the others as read-only views (NumPy's are
+    writeable with a DeprecationWarning on write; docs/semantics.md)."""
     arrs = [_arr(a) for a in args]
     shape = np.broadcast_shapes(*(a.shape for a in arrs))
-    return tuple(broadcast_to(a, shape) for a in arrs)
+    return tuple(a if a.shape == shape else broadcast_to(a, shape) for a in arrs)
+
+
+def unstack(x, /, *, axis=0):
+    """Split an array into a tuple of views along `axis` (see numpy.unstack)."""
+    x = _arr(x)
+    if x.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    x = moveaxis(x, build.normalize_axis(axis, x.ndim), 0)
+    return tuple(x[i] for i in range(x.shape[0]))
+
+
+def require(a, dtype=None, requirements=None, *, like=None):
+    """An array satisfying `requirements` ("C", "F", "A", "W", "O", "E"): `a` itself when it
+    already does, else a copy (see numpy.require)."""
+    from lazyarray._creation import asarray
+
+    names = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
+             "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W",
+             "O": "O", "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}
+    if requirements is None:
+        reqs = set()
+    elif isinstance(requirements, str):
+        reqs = {names[requirements.upper()]}
+    else:
+        reqs = {names[r.upper()] for r in requirements}
+    if "C" in reqs and "F" in reqs:
+        raise ValueError("Cannot specify both C and Fortran contiguous.")
+    a = asarray(a, dtype)
+    flags = a.flags
+    if ("C" in reqs and not flags.c_contiguous or "F" in reqs and not flags.f_contiguous
+            or "W" in reqs and not flags.writeable or "O" in reqs and not flags.owndata):
+        return a.copy("F" if "F" in reqs else "C")
+    return a

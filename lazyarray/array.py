@@ -494,9 +494,10 @@ def _small_view(a: Array) -> np.ndarray | None:
     proxy = a._proxy
     if v is None or node.op != "buffer" or proxy.size >= _options().eager_limit:
         return None
+    base = v
     for fn, args in a._chain:
-        if fn is not _GETITEM:  # any other view (diagonal, transpose...): read off its proxy
-            return _proxy_view(a._st, v, proxy)
+        if fn is not _GETITEM:  # any other view (diagonal, transpose...): read off its proxy,
+            return _proxy_view(a._st, base, proxy)  # whose offset is from the base's start
         v = v[args[0]]
     if v.flags.writeable:  # (an eager result that is this very view must not write the base)
         v.setflags(write=False)
@@ -1853,7 +1854,7 @@ class Array:
                     raise
             else:
                 return self._view(build.reshape, (node.shape, order), proxy)
-        return Array(node)
+        return as_array(Array(node))
 
     def transpose(self, *axes) -> Array:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -1883,14 +1884,26 @@ class Array:
         return compress(condition, self, axis=axis, out=out)
 
     def ravel(self, order="C") -> Array:
-        """A view if the array is contiguous in `order`, else a copy (NumPy's rule)."""
-        flags = self._layout().flags
+        """A view if the array is contiguous in `order`, else a copy (NumPy's rule). Order
+        "K" reads the elements in memory order (axes by decreasing stride, directions kept),
+        "A" in F order for an F- but not C-contiguous array."""
+        layout = self._layout()
+        if order in ("K", "A", None):
+            if order == "K" and self.ndim > 1:
+                perm = _memory_order(layout)
+                if perm != tuple(range(self.ndim)):
+                    return self.transpose(perm).ravel("C")
+            order = "F" if order == "A" and layout.flags.f_contiguous and not \
+                layout.flags.c_contiguous else "C"
+        flags = layout.flags
         if (flags.f_contiguous if order == "F" else flags.c_contiguous):
             return self.reshape(-1, order="F" if order == "F" else "C")
-        return Array(build.reshape(self._node, (-1,), "F" if order == "F" else "C"))
+        return as_array(Array(build.reshape(self._node, (-1,), "F" if order == "F" else "C")))
 
     def flatten(self, order="C") -> Array:
-        return Array(build.reshape(self._node, (-1,), order))
+        if order in ("K", "A"):
+            return self.ravel(order).copy()
+        return as_array(Array(build.reshape(self._node, (-1,), order)))
 
     def fill(self, value) -> None:
         self[...] = value
@@ -1944,6 +1957,8 @@ class Array:
         return _modules[_FUNCS].round(self, decimals, out=out)
 
     def conj(self) -> Array:
+        if self.dtype.kind != "c":  # NumPy's method returns a real array itself
+            return self
         return _UFUNCS["conjugate"](self)
 
     conjugate = conj
@@ -2119,6 +2134,24 @@ def _bitcast(node: Node, dtype: str, shape: tuple) -> Node:
 _PARTS = (_real_part, _imag_part, _bitcast)
 
 
+def _memory_order(layout: np.ndarray) -> tuple[int, ...]:
+    """The axes by decreasing absolute stride, as NumPy orders them for order "K": a stable
+    insertion sort in which an axis of length one or stride zero keeps its place."""
+    perm: list[int] = []
+    for d in range(layout.ndim):
+        pos = len(perm)
+        for i in range(len(perm) - 1, -1, -1):
+            e = perm[i]
+            if 1 in (layout.shape[d], layout.shape[e]) or 0 in (layout.strides[d],
+                                                                  layout.strides[e]):
+                continue  # ambiguous: no order between them
+            if abs(layout.strides[d]) <= abs(layout.strides[e]):
+                break
+            pos = i
+        perm.insert(pos, d)
+    return tuple(perm)
+
+
 def as_array(a: Array) -> Array:
     """`a`, a 0-d *array* if it is 0-d (asarray, zeros(()), a view): not a NumPy scalar
     (see `Array._is_scalar`)."""
@@ -2128,7 +2161,7 @@ def as_array(a: Array) -> Array:
 
 
 def _read_only(a: Array) -> Array:
-    a._storage.fake().setflags(write=False)
+    a.setflags(write=False)
     return a
 
 
@@ -2376,6 +2409,9 @@ def _setflags(self, write=None, align=None, uic=None) -> None:
             self._proxy = layout = layout.view()
         layout.setflags(write=False)
     elif write is True and not layout.flags.writeable:
+        root = self._base
+        if self._is_scalar() or root is not None and not root._layout().flags.writeable:
+            raise ValueError("cannot set WRITEABLE flag to True of this array")
         layout.flags.writeable = True  # NumPy's own rule decides (raises for broadcast views)
 
 

@@ -39,8 +39,11 @@ def test_zero_d_results_are_numpy_scalars_with_numpy_semantics():
     assert isinstance(s, la.ndarray) and s.shape == () and s.dtype == n.dtype
     assert type(np.asarray(s)) is np.ndarray and np.asarray(s).shape == ()
     assert int(s) == int(n) and float(s / 4) == float(n / 4)
-    s[()] = 7  # writing into a 0-d eager value
-    assert int(s) == 7
+    with pytest.raises(TypeError):  # a NumPy scalar: no item assignment
+        s[()] = 7
+    with pytest.raises(TypeError):
+        n[()] = 7
+    assert int(s) == int(n)
     # NumPy's own warnings for scalar arithmetic (same category and text as NumPy)
     big = la.asarray(np.array([2**62], dtype=np.int64))[0]
     with warnings.catch_warnings(record=True) as got, np.errstate(over="warn"):
