@@ -632,7 +632,7 @@ def unstack(x, /, *, axis=0):
     x = _arr(x)
     if x.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")
-    x = moveaxis(x, build.normalize_axis(axis, x.ndim), 0)
+    x = moveaxis(x, axis, 0)  # (NumPy's errors for a bad axis)
     return tuple(x[i] for i in range(x.shape[0]))
 
 

@@ -21,6 +21,7 @@ from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf
 from lazyarray.ir import fpstate
 from lazyarray.runtime import pool
+from lazyarray.runtime.versions import version_is_dead
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, strided_view
 
@@ -1713,9 +1714,7 @@ class Array:
                 return False
             node = st.node
             v = node._host
-            if (v is None or node.op != "buffer" or sys.getrefcount(node) > 3
-                    or sys.getrefcount(v) > 3 or not v.flags.owndata
-                    or node.device is not None):  # a GPU copy would go stale
+            if v is None or not version_is_dead(node, v):
                 return False
             if not v.flags.writeable:  # read-only again once `Node.value` hands it out
                 v.flags.writeable = True
@@ -1777,12 +1776,7 @@ class Array:
         storage.leaf_trace = None  # (before counting the references to its buffer)
         node = storage.node
         new = node.value
-        # In place when the old version is dead: only this storage refers to its node (no
-        # pending graph, no copy() sharing it) and only the node refers to its array (no NumPy
-        # caller holds it; refcounts: the slot, `new` and getrefcount's own argument).
-        inplace = (sys.getrefcount(node) <= 3 and sys.getrefcount(new) <= 3
-                   and (new.flags.owndata or pool.sole(new)) and new.flags.c_contiguous
-                   and node.device is None)  # no GPU copy that would go stale
+        inplace = version_is_dead(node, new)  # (the one rule: runtime/versions.py)
         if inplace:
             new.flags.writeable = True
         else:

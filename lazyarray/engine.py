@@ -254,7 +254,7 @@ def _materialize(nodes: list[Node], host: bool) -> None:
                 free = frozenset(k for k, a in enumerate(args) if id(a) in sole)
                 outs = execute(optimized, args, trace, free=free)
             report = Report(module, optimized, trace.kernels, updates=trace.updates,
-                            planned=False)
+                            write_reasons=trace.write_reasons, planned=False)
         report.seconds = time.perf_counter() - t0
         report.site = forcing_site()
         _last = report
@@ -285,7 +285,7 @@ def _run_graph(order: list[Node], pending: list[Node], key: tuple, args: list, s
         trace = Trace()
         outs = execute(plan.after, args, trace, free=free or frozenset())
         _last = Report(plan.before, plan.after, trace.kernels, updates=trace.updates,
-                       planned=False, seconds=time.perf_counter() - t0, site=forcing_site())
+                       write_reasons=trace.write_reasons, planned=False, seconds=time.perf_counter() - t0, site=forcing_site())
     _realize(pending, outs)
 
 
@@ -459,6 +459,7 @@ class Report:
     kernels: list[KernelRecord] = field(default_factory=list)
     interpreted: bool = False
     updates: list[str] = field(default_factory=list)  # per write: "in place", "copy" or "new"
+    write_reasons: list[str] = field(default_factory=list)  # per write: why, in words
     site: tuple | None = None  # (file, line, function) that forced (or asked to explain) it
     seconds: float = 0.0  # wall time of the evaluation (0 for a plan)
     planned: bool = True  # True: from explain(*arrays), nothing ran
@@ -516,6 +517,7 @@ class Report:
                 lines.append(k.source)
         if self.updates:
             lines.append("== writes: " + ", ".join(self.updates) + " ==")
+            lines += [f"  write {i}: {why}" for i, why in enumerate(self.write_reasons)]
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -565,4 +567,4 @@ def explain(nodes: list[Node]) -> Report:
             free = frozenset(k for k, a in enumerate(args) if id(a) in sole)
             execute(optimized, args, trace, dry=True, free=free)
         return Report(module, optimized, trace.kernels, _use_interpreter(order), trace.updates,
-                      at)
+                      write_reasons=trace.write_reasons, site=at)

@@ -312,8 +312,8 @@ def test_fallbacks_read_computed_arrays_in_place_and_never_write_them():
     np.asarray(a)
     np.testing.assert_array_equal(np.asarray(la.bincount(a)), np.bincount(k))
     before = la.cache_info()["fallbacks"]
-    parts = la.unstack(a.reshape(2, -1))
-    assert la.cache_info()["fallbacks"] == before + 1  # (NumPy's unstack: views of its input)
+    parts = (la.trim_zeros(a),)
+    assert la.cache_info()["fallbacks"] == before + 1  # (NumPy's trim_zeros: a view of its input)
     assert not any(np.shares_memory(np.asarray(p), np.asarray(a)) for p in parts)
     mutated = la.asarray(k.copy())
     np.asarray(mutated)

@@ -115,6 +115,7 @@ class KernelRecord:
 class Trace:
     kernels: list[KernelRecord] = field(default_factory=list)
     updates: list[str] = field(default_factory=list)  # per write: "in place" or "copy"
+    write_reasons: list[str] = field(default_factory=list)  # per write: why, in words
 
 
 MAX_KERNELS_IN_MEMORY = 2048  # least recently used kernels beyond this are dropped
@@ -660,12 +661,15 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     differs = "" if trace is None or _has(comp, launch) else nearest_difference(comp, launch.spec)
     entry, hit = _entry(comp, launch)
     # the interpreter (codegen declined, or an empty region) returns a new array
-    inplace = (k in donors and entry.source is not None and not launch.empty
-               and not _hazard(launch, base))
+    why = ("" if k in donors and entry.source is not None and not launch.empty
+           and not _hazard(launch, base) else _why_copied(k in donors, entry.source is None
+                                                           or launch.empty))
+    inplace = not why
     fresh = fresh and not inplace
     record = None
     if trace is not None:
         trace.updates.append(_write_kind(inplace, fresh))
+        trace.write_reasons.append(why or "in place")
         status = "interpreted" if entry.source is None or launch.empty else (
             "hit" if hit and entry.kernel is not None else "miss")
         record = KernelRecord(f"fusion.{len(trace.kernels)}", "update", entry.key, status,
@@ -1008,6 +1012,16 @@ def _uses(m: Module) -> tuple[list[int], list[list[int]]]:
     return known
 
 
+def _why_copied(dead: bool, interpreted: bool) -> str:
+    """explain()'s reason for a write that did not run in place (`_hazard`, `_donatable`)."""
+    if not dead:
+        return ("copied: the old version is still observable (an array, a view, a pending "
+                "expression or a later instruction reads it)")
+    if interpreted:
+        return "copied: run by the interpreter (no kernel, or an empty region)"
+    return "copied: the written value reads the old buffer outside the written element"
+
+
 def _write_kind(inplace: bool, fresh: bool) -> str:
     """explain()'s word for a write: into its old version's buffer, into a new buffer with the
     old version copied outside the region, or into a new buffer left unfilled there."""
@@ -1190,6 +1204,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             fresh = not inplace and i in covering
             if trace is not None:
                 trace.updates.append(_write_kind(inplace, fresh))
+                trace.write_reasons.append("in place" if inplace else _why_copied(False, False))
             if dry:
                 vals[i] = _writable(base) if inplace else np.empty(base.shape, base.dtype)
             else:  # the new version: the old one's buffer, or a new one (`_store`)
