@@ -15,7 +15,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 import lazyarray as la
-from lazyarray.array import Array, _fallback
+from lazyarray.array import Array, _fallback, as_array
 
 
 def _arr(x) -> Array:
@@ -600,7 +600,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def copy(a, order="K", subok=False):
     """A copy of `a` (numpy.copy)."""
-    return _arr(a).copy() if isinstance(a, Array) else la.array(a)
+    return as_array(_arr(a).copy()) if isinstance(a, Array) else la.array(a)  # (an array)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):

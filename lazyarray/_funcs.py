@@ -10,7 +10,7 @@ from lazyarray import config
 from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
                              eager_result, eager_values,
                              _small, _tiny_values, _value_array, operand, record_two_scalars,
-                             record_where, wrap)
+                             record_where, wrap, as_array)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.dtypes import result_type, weak_type
@@ -42,8 +42,8 @@ def where(condition, x=None, y=None):
     dtype = result_type(*types)
     if not isinstance(c, Node):
         c = build.constant(np.asarray(c, dtype=bool), np.dtype(bool))
-    return wrap(build.select(build.convert(c, np.dtype(bool)) if c.dtype != bool else c,
-                             a, b, dtype))
+    return as_array(wrap(build.select(  # (NumPy's where gives 0-d arrays, not scalars)
+        build.convert(c, np.dtype(bool)) if c.dtype != bool else c, a, b, dtype)))
 
 
 _CLIP = np._core.umath.clip  # the ufunc behind np.clip, without its 1 us of wrappers

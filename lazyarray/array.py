@@ -341,7 +341,7 @@ def _lazy(op: str, args) -> Array:
     if node.depth > MAX_DEPTH and not node.realized:
         engine.materialize([node])  # cut long pending graphs: bounded memory, cached kernels
     st = _new_storage(Storage)
-    st.node, st._fake, st.leaf_trace = node, None, None
+    st.node, st._fake, st.leaf_trace, st.scalar = node, None, None, not node.shape
     a = _new_array(Array)
     a._st = st
     a._val = a._proxy = a._base = a._tr = None
