@@ -150,9 +150,21 @@ around = round
 
 def copyto(dst, src, casting="same_kind", where=True):
     """Copy values from `src` into `dst`, broadcasting (see numpy.copyto)."""
-    src = src if isinstance(src, Array) else Array(operand_node(src))
-    if not np.can_cast(src.dtype, dst.dtype, casting=casting):
-        raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} "
+    if type(src) in (bool, int, float, complex) and casting != "unsafe":
+        # a Python scalar is weak (NEP 50): its kind decides the cast, and its value must fit
+        # (dst[...] = src raises NumPy's error)
+        kinds = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}[type(src)]
+        if type(src) is bool and casting in ("no", "equiv"):
+            kinds = "b"
+        if dst.dtype.kind not in kinds:
+            raise TypeError(f"Cannot cast scalar from {np.asarray(src).dtype!r} to "
+                            f"{dst.dtype!r} according to the rule {casting!r}")
+        src_dtype = dst.dtype
+    else:
+        src = src if isinstance(src, Array) else Array(operand_node(src))
+        src_dtype = src.dtype
+    if not np.can_cast(src_dtype, dst.dtype, casting=casting):
+        raise TypeError(f"Cannot cast array data from {src_dtype!r} to {dst.dtype!r} "
                         f"according to the rule {casting!r}")
     if where is True:
         dst[...] = src

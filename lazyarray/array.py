@@ -2051,6 +2051,14 @@ def _device_name(device) -> str:
 
 def as_value_node(value, dtype: np.dtype) -> Node:
     """A right-hand side of an assignment as a node (a NumPy/Python value; copied)."""
+    if not isinstance(value, np.ndarray) and np.ndim(value) == 0 and dtype.kind in "biufc":
+        # a Python or NumPy scalar: NumPy's own conversion into one element of the target,
+        # with its errors (OverflowError for an int out of range, TypeError for complex into
+        # a real dtype, ValueError for NaN into an integer one)
+        cell = np.empty((), dtype)
+        with np.errstate(all="ignore"):
+            cell[()] = value
+        return constant(cell, dtype)
     arr = np.asarray(value)
     if arr.ndim == 0 and arr.dtype.kind in "biufc":
         with np.errstate(all="ignore"):

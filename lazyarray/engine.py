@@ -219,7 +219,7 @@ def _materialize(nodes: list[Node], host: bool) -> None:
         o = config.get()
         if o.backend == "cpu" and not (o.debug or o.dump_dir) and fpstate.compiled_ok():
             # the compiled tier on the host, unless every node is small or a leaf is on the GPU
-            sole = _sole_buffers(order)  # before the arguments are collected: they hold them
+            sole = _sole_buffers(order, pending)  # before the arguments are collected: they hold them
             found = _graph_key(order, pending, o.eager_threshold)
             if found is not None:
                 _run_graph(order, pending, *found, sole, t0)
@@ -241,7 +241,7 @@ def _materialize(nodes: list[Node], host: bool) -> None:
                            seconds=time.perf_counter() - t0, site=forcing_site())
             return
         else:
-            sole = _sole_buffers(order)  # before lowering: its argument list holds them too
+            sole = _sole_buffers(order, pending)  # before lowering: its argument list holds them too
             module, args = lower(pending, order)
             trace = Trace()
             if dask_backend is not None:
@@ -398,13 +398,43 @@ def _idle_refs() -> tuple[int, int]:
     return counts
 
 
-def _sole_buffers(order: list[Node]) -> set[int]:
+def _sole_buffers(order: list[Node], pending: list[Node]) -> set[int]:
     """ids of the input arrays of this evaluation that nothing outside its pending graph can
-    observe: no user-visible array, other pending graph or NumPy view holds the leaf or its
-    memory, so once the graph's last reader is done the buffer is dead and may be written in
-    place (buffer donation for inputs)."""
-    counts = _refs(order, _inner_refs(order), _IDLE[0])
-    return {k for k, c in counts.items() if c == _IDLE}
+    observe, so once the graph's last reader is done the buffer is dead and may be written in
+    place (buffer donation for inputs; the version rule of runtime/versions.py). A reader is
+    anyone holding the leaf or its memory -- a user-visible array, another pending graph, a
+    NumPy view -- *or* holding a node of this graph that reads the leaf, directly or not, and
+    that this evaluation does not compute for good: `y = x * 2; z = y + 1; del x`, forcing
+    `z`, must leave `x`'s buffer intact, as `y` will read it later."""
+    inner = _inner_refs(order)
+    counts = _refs(order, inner, _IDLE[0])
+    sole = {k for k, c in counts.items() if c == _IDLE}
+    if sole:
+        sole -= _read_later(order, inner, pending)
+    return sole
+
+
+def _read_later(order: list[Node], inner: dict, pending: list[Node]) -> set[int]:
+    """ids of the buffers that a node of `order` reads, directly or through other nodes, when
+    that node is held outside the graph (a live array's version, a view's memo, another
+    graph) and is not one of the `pending` nodes this evaluation realizes: it stays pending,
+    and will read those buffers again."""
+    done = {id(n) for n in pending}
+    held = [n for n in order if n.op != "buffer" and id(n) not in done
+            and sys.getrefcount(n) - inner.get(id(n), 0) > _IDLE[0]]
+    out: set[int] = set()
+    seen: set[int] = set()
+    while held:
+        n = held.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op == "buffer":
+            if n._host is not None:
+                out.add(id(n._host))
+        elif not n.realized:
+            held.extend(n.srcs)
+    return out
 
 
 def forcing_frame():
@@ -561,7 +591,7 @@ def explain(nodes: list[Node]) -> Report:
             optimized = run_pipeline(module, DEVICE_PIPELINE)
             numba_cuda.execute(optimized, args, trace, dry=True)
         else:
-            sole = _sole_buffers(order)
+            sole = _sole_buffers(order, pending)
             module, args = lower(pending, order)
             optimized = run_pipeline(module)
             free = frozenset(k for k, a in enumerate(args) if id(a) in sole)

@@ -285,3 +285,43 @@ def test_in_place_subtract_that_cannot_cast_raises_type_error(tier):
         return {"r": r}
 
     check(prog)
+
+
+# ---- root cause: a donated input that a live pending node still reads ------------------------
+
+
+@pytest.mark.parametrize("n", [5, 3_001, N])
+def test_no_donation_while_a_live_pending_array_reads_the_input(tier, n):
+    """`y = x * 2; z = y + 1; del x`, forcing z: x's buffer must not take z's values, since y
+    (alive, not computed by that evaluation) reads x later. Before the fix the donation rule
+    counted only the references to the leaf, not the live pending nodes reading it."""
+    def prog(xp):
+        with np.errstate(all="ignore"):
+            x = xp.asarray(np.arange(float(n)))
+            y = x * 2
+            z = y + 1
+            del x
+            zv = np.array(z)
+            e = xp.asarray(np.linspace(0, 1, n))
+            f = xp.exp(e)
+            g = xp.sin(f) + 1
+            del e
+            gv = np.array(g)
+            return {"y": y, "z": zv, "f": f, "g": gv}
+
+    check(prog)
+
+
+def test_no_double_update_through_a_pending_view_chain(tier):
+    """`b[2:, None] += b[4:3:-1]` makes two versions; forcing an expression of a transposed
+    view must not run the first write in place and leave b's newest version to run it again
+    (it gave [7, -1, 16, 19, 24])."""
+    def prog(xp):
+        b = xp.asarray(np.array([7, -1, -2, 1, 6]))
+        b[2::1, None] += b[4:3:-1]
+        v = xp.transpose(b, (0,))
+        w = xp.where(v[4::-1] > 0.0, 2.5, 1)
+        wv = np.array(w)
+        return {"b": b, "w": wv}
+
+    check(prog)
