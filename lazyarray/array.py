@@ -1666,7 +1666,9 @@ class Array:
             _check_index(key)
             return self._write_eagerly(key, value)
         target = layout[_normalize_key(key)]
-        if target.size == 0:
+        if target.size == 0:  # nothing written; a scalar value is still converted (its errors)
+            if not isinstance(value, Array):
+                as_value_node(value, self.dtype)
             return None
         if self._tiny_and_computed() and (not isinstance(value, Array) or (
                 value._tiny_and_computed() and not value._chain)):
@@ -1802,6 +1804,8 @@ class Array:
         """Write `result` over this whole array (out= and in-place operators), NumPy casting."""
         if self._is_scalar():
             raise TypeError("return arrays must be of ArrayType")
+        if not self._layout().flags.writeable:  # (NumPy checks this before the cast)
+            raise ValueError("output array is read-only")
         if not np.can_cast(result.dtype, self.dtype, casting=casting):
             raise TypeError(f"Cannot cast ufunc output from {result.dtype!r} to "
                             f"{self.dtype!r} with casting rule {casting!r}")
@@ -1826,14 +1830,20 @@ class Array:
             if v is None and _options().eager_limit >= TINY:  # (a mid-sized computed array:
                 v = _mid_value(self)  # NumPy's cast, at once, too; `_mid_values`)
             if v is not None:  # the eager tier (astype copies: nothing shared)
-                return _eager(v.astype(dtype))
-        return Array(build.convert(self._node, dtype))
+                return self._same_kind(_eager(v.astype(dtype)))
+        return self._same_kind(Array(build.convert(self._node, dtype)))
 
     def copy(self, order="C") -> Array:
         v = _small(self) if _options().backend != "cuda" else None
         if v is not None:  # the eager tier
-            return _eager(v.copy())
-        return Array(self._node)
+            return self._same_kind(_eager(v.copy()))
+        return self._same_kind(Array(self._node))
+
+    def _same_kind(self, out: Array) -> Array:
+        """`out` (a copy of this array) a NumPy scalar if this is one, else an array."""
+        if not out.shape and out._is_scalar() != self._is_scalar():
+            out._storage.scalar = not out._is_scalar()
+        return out
 
     def reshape(self, *shape, order="C", copy=None) -> Array:
         """A view where NumPy gives one (same strides rule), else a copy."""
@@ -2312,7 +2322,13 @@ def _pow(self, other):
             v = _small(self)
         if v is not None:  # the eager tier: NumPy's operator, with its own square/sqrt paths
             _eager_op()
-            return _value_array(v ** other)
+            if type(v) is _ndarray and not v.ndim and self._is_scalar():
+                v = v[()]  # (a NumPy scalar's power: no fast paths, np.True_ ** 2 is int64)
+            return _eager(v ** other)
+    if not self.shape and self._is_scalar():  # NumPy's scalars take no fast path
+        return _UFUNCS["power"](self, other)
+    if other == 2 and t is int and self.dtype.kind == "b":  # ndarray.__pow__'s square: int8
+        return _UFUNCS["square"](self)
     fast = _POW_FAST.get(other) if isinstance(other, (int, float, np.integer, np.floating)) \
         and not isinstance(other, bool) and self.dtype.kind in "fc" else None
     if fast is not None and self.dtype.kind == "f":
