@@ -15,10 +15,13 @@ import lazyarray as la
 N = 100_001
 
 
-@pytest.fixture(params=["default", "interp", "compiled"])
+@pytest.fixture(params=["default", "interp", "compiled", "dask"])
 def tier(request):
+    if request.param == "dask":
+        pytest.importorskip("dask")
     opts = {"default": {}, "interp": {"backend": "numpy"},
-            "compiled": {"backend": "cpu", "eager_threshold": 0}}[request.param]
+            "compiled": {"backend": "cpu", "eager_threshold": 0},
+            "dask": {"backend": "dask"}}[request.param]
     with la.options(**opts):
         yield request.param
 
