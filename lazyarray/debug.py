@@ -130,6 +130,7 @@ def _summary(n: int, trace: Trace, disk: dict, passes_s: float, run_s: float) ->
         note = " (built)" if k.compiled else ""
         lines.append(f"  {k.name} kind={k.kind} cache={k.status}{note} "
                      f"{k.seconds * 1e3:.3f} ms signature={k.key}")
+    lines += [f"  write {i}: {why}" for i, why in enumerate(trace.write_reasons)]
     return "\n".join(lines)
 
 
@@ -193,6 +194,7 @@ def write_snapshot(root: str, name: str, module: Module, optimized: Module, args
         "outputs": [dict(describe(a), file=f"output_{i}.npy") for i, a in enumerate(outs)],
         "kernels": kernels,
         "writes": trace.updates,
+        "write_reasons": trace.write_reasons,
     }
     with open(os.path.join(path, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

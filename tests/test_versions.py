@@ -328,3 +328,21 @@ def test_no_double_update_through_a_pending_view_chain(tier):
         return {"b": b, "w": wv}
 
     check(prog)
+
+
+def test_explain_says_why_each_write_copied():
+    """explain() tells the truth about each write: a write whose old version a pending
+    expression still reads is copied, and says so; with no reader it runs in place."""
+    with la.options(eager_threshold=0):
+        t = la.asarray(np.arange(float(N)))
+        c = -t[1:]
+        t[1:] = 0.0
+        report = la.explain(t)
+        assert report.updates == ["copy"]
+        assert report.write_reasons[0].startswith("copied: the old version is still observable")
+        assert "write 0: copied" in str(report)
+        np.asarray(t)
+        np.testing.assert_array_equal(np.asarray(c[:3]), [-1.0, -2.0, -3.0])
+        u = la.asarray(np.arange(float(N)))
+        u[1:] = 0.0
+        assert la.explain(u).write_reasons == ["in place"]
