@@ -1655,6 +1655,9 @@ class Array:
         if not self._chain and self._is_scalar():
             raise TypeError(f"'{type(self.dtype.type(0)).__name__}' object does not support "
                             "item assignment")
+        if type(value) is Array and value.dtype != self.dtype and value._is_scalar():
+            value = value._value()[()]  # a NumPy scalar: NumPy's conversion (NaN into an
+            # int raises ValueError, an int out of range OverflowError), as `a[0] /= a[0]`
         if self._chain and any(fn in _PARTS for fn, _ in self._chain):
             return self._write_part(key, value)
         if (self._val is not None or not self._chain) and self._small_write(key, value):

@@ -346,3 +346,33 @@ def test_explain_says_why_each_write_copied():
         u = la.asarray(np.arange(float(N)))
         u[1:] = 0.0
         assert la.explain(u).write_reasons == ["in place"]
+
+
+@pytest.mark.parametrize("n", [5, N])
+@pytest.mark.parametrize("op", ["floor_divide", "subtract", "true_divide", "remainder"])
+def test_no_donation_of_an_operand_a_gather_reads(tier, n, op):
+    """`v[idx] // v` with `v` a buffer of the same evaluation: the kernel must not write its
+    result into `v`'s buffer, which the gather reads at other elements (the fuzzer found
+    `v1[[-4, 0, -4, 4, -4]] //= v1` wrong on compiled kernels)."""
+    d = np.resize(np.array([2.0, -4.5, 8.75, 8.25, -8.0]), n)
+    idx = np.resize(np.array([-4, 0, -4, 4, -4]), n)
+
+    def prog(xp):
+        v = xp.asarray(d) + 0
+        r = getattr(xp, op)(v[idx], v)
+        w = xp.asarray(d) + 0
+        w[idx] //= w
+        return {"r": r, "w": w}
+
+    check(prog)
+
+
+def test_a_scalar_value_converts_as_numpy_scalars_do(tier):
+    """`a[0] /= a[0]` on an int array: NumPy's float NaN scalar cannot go into an int array
+    (ValueError), as it would be with the scalar written directly."""
+    def prog(xp):
+        a = xp.asarray(np.array([0, 1, 2]))
+        a[0] /= a[0]
+        return {"a": a}
+
+    check(prog)

@@ -422,9 +422,11 @@ def _donor_candidates(comp: Module, launch: Launch, operands: list) -> tuple[int
         return ()
     out = comp.instrs[comp.outputs[0]]
     full = tuple(range(launch.spec.rank))
+    gathered = _gathered(comp)
     ok = []
     for j, a in enumerate(operands):
-        if not isinstance(a, np.ndarray) or a.shape != out.shape or a.dtype != out.dtype:
+        if not isinstance(a, np.ndarray) or a.shape != out.shape or a.dtype != out.dtype \
+                or j in gathered:  # (a gather reads it anywhere: `v[idx] // v`)
             continue
         reads = [(p, dims) for p, dims in launch.spec.loads
                  if comp.instrs[_load_base(comp, p)].opcode == "parameter"
@@ -433,6 +435,22 @@ def _donor_candidates(comp: Module, launch: Launch, operands: list) -> tuple[int
                          for p, dims in reads):
             ok.append(j)
     return tuple(ok)
+
+
+_gathered_memo: dict = {}
+
+
+def _gathered(comp: Module) -> frozenset:
+    """The parameters of a fusion that a gather reads (at any element: never a donor)."""
+    known = _gathered_memo.get(comp)
+    if known is None:
+        if len(_gathered_memo) >= PREPARED_COMPUTATIONS:
+            _gathered_memo.clear()
+        known = _gathered_memo[comp] = frozenset(
+            comp.instrs[_load_base(comp, ins.operands[0])].attr("index")
+            for ins in comp.instrs if ins.opcode == "gather"
+            and comp.instrs[_load_base(comp, ins.operands[0])].opcode == "parameter")
+    return known
 
 
 def _donate(results: list, head: list, operands: list, donors: tuple, candidates: tuple) -> None:
@@ -1168,6 +1186,9 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
         elif op == "fusion":
             donors = tuple(k for k, o in enumerate(ins.operands)
                            if _donatable(m, i, o, last_use, vals[o], free))
+            if donors and ins.attr("kind") != "update":  # (a gathered operand is read anywhere)
+                gathered = _gathered(ins.value)
+                donors = tuple(k for k in donors if k not in gathered)
             regen = None
             if donors and _owes_exact_warnings(ins.value):
                 # only a product's result, which can be computed again for a recheck
