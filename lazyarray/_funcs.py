@@ -42,8 +42,16 @@ def where(condition, x=None, y=None):
     dtype = result_type(*types)
     if not isinstance(c, Node):
         c = build.constant(np.asarray(c, dtype=bool), np.dtype(bool))
+    # a Python int beyond the result dtype wraps, as NumPy's where casts it (uint8 and -1: 255)
+    a, b = (build.constant(_wrapped(v, dtype), dtype) if type(v) is int else v for v in (a, b))
     return as_array(wrap(build.select(  # (NumPy's where gives 0-d arrays, not scalars)
         build.convert(c, np.dtype(bool)) if c.dtype != bool else c, a, b, dtype)))
+
+
+def _wrapped(v: int, dtype: np.dtype) -> np.ndarray:
+    """A Python int as a 0-d array of `dtype`, cast as NumPy's `where` casts its operands."""
+    with np.errstate(all="ignore"):
+        return np.array(v).astype(dtype)
 
 
 _CLIP = np._core.umath.clip  # the ufunc behind np.clip, without its 1 us of wrappers
@@ -167,6 +175,8 @@ def copyto(dst, src, casting="same_kind", where=True):
         raise TypeError(f"Cannot cast array data from {src_dtype!r} to {dst.dtype!r} "
                         f"according to the rule {casting!r}")
     if where is True:
+        if src is dst:  # NumPy copies nothing, and checks no write flag
+            return
         dst[...] = src
     else:
         dst[...] = globals()["where"](where, src, dst)
