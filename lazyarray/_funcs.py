@@ -158,6 +158,8 @@ around = round
 
 def copyto(dst, src, casting="same_kind", where=True):
     """Copy values from `src` into `dst`, broadcasting (see numpy.copyto)."""
+    if src is not dst and isinstance(dst, Array) and not dst.flags.writeable:
+        raise ValueError("assignment destination is read-only")  # (before the cast, as NumPy)
     if type(src) in (bool, int, float, complex) and casting != "unsafe":
         # a Python scalar is weak (NEP 50): its kind decides the cast, and its value must fit
         # (dst[...] = src raises NumPy's error)

@@ -30,8 +30,10 @@ out-of-range floats into integers), integer division by zero and ``INT_MIN // -1
 integer powers with negative exponents (a value-dependent error, which lazyarray documents
 raising when the value is computed); assignments whose value overlaps the target where
 NumPy's result depends on its loop order (``a[::2] = a[:5]``, ``np.copyto(a[::3], a[::2])``,
-``a[a > 0] = a[::-1]``: NumPy 2.4 reads values it has already overwritten); ``np.negative``
-of 4-byte items into a strided ``out=`` (a NumPy 2.4 SIMD bug).
+``a[a > 0] = a[::-1]``, ``a[a[::-1]] = 0``: NumPy 2.4 reads values, or the mask, after it
+has overwritten them); ``np.negative`` of 4-byte items into a strided ``out=`` (a NumPy 2.4
+SIMD bug).  Everything runs under ``np.errstate(all="ignore")``, where lazyarray may also
+update buffers in place.
 """
 
 from __future__ import annotations
@@ -105,8 +107,6 @@ def render_key(key: tuple) -> str:
 def _literal(v) -> str:
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return f"float({str(v)!r})"
-    if isinstance(v, complex):
-        return repr(v)
     return repr(v)
 
 
@@ -205,7 +205,8 @@ def render(stmt, indent: str = "") -> list[str]:
 
 HEADER = """\
 import numpy, lazyarray as la
-xp = la  # xp = numpy runs the reference
+xp = la  # xp = numpy runs the reference; with la.options(...) as the test names
+numpy.seterr(all="ignore")  # as the tests run: lazyarray may then update buffers in place
 def check(label, value):  # lazyarray must observe what NumPy observes here
     if not isinstance(value, (bool, BaseException, type(None))):
         value = numpy.asarray(value)
@@ -218,9 +219,6 @@ class Program:
     """A straight-line program (statement tuples) and the error bound of each check."""
 
     stmts: tuple
-
-    def lines(self) -> list[tuple[int, str]]:
-        return [(k, line) for k, s in enumerate(self.stmts) for line in render(s)]
 
     def source(self, mark: int | None = None) -> str:
         out = []
@@ -271,8 +269,8 @@ def observe(value):
         return ("raised", None)
     if type(value) is bool:
         return ("bool", value)
-    if type(value) in (int, float, complex):
-        return ("number", np.array(value))
+    # a Python number (float(x.sum()), or NumPy's `1j - float64 scalar`) compares as the 0-d
+    # array lazyarray gives for it
     return ("array", np.array(np.asarray(value), copy=True))
 
 
@@ -932,12 +930,15 @@ class _Builder:
                     return "float64"
         return dt
 
-    def mask_for(self, shape):
-        """A boolean mask expression of `shape` (exact operands only)."""
+    def mask_for(self, shape, target=None):
+        """A boolean mask expression of `shape` (exact operands only).  A mask for a write
+        into `target` never shares its memory: NumPy's boolean assignment reads such a mask
+        while it writes (``a[a[::-1]] = 0`` depends on its loop order)."""
         if self.draw(st.booleans()):
             bools = self.fit(shape, lambda n: np.asarray(self.env[n]).dtype.kind == "b",
                              exact_shape=True)
-            if bools is not None and np.shape(self.ev(bools)) == tuple(shape):
+            if bools is not None and np.shape(self.ev(bools)) == tuple(shape) and not (
+                    target is not None and np.may_share_memory(self.ev(bools), target)):
                 return bools
         x = self.fit(shape, lambda n: self.exact(n) and
                      np.asarray(self.env[n]).dtype.kind != "c", exact_shape=True)
@@ -1082,7 +1083,7 @@ class _Builder:
         if form == "fancy" and v.ndim:
             return name, ("idx", _n(name), self.fancy_key(v.shape))
         if form == "mask" and v.ndim:
-            mask = self.mask_for(v.shape)
+            mask = self.mask_for(v.shape, target=v)
             if mask is not None:
                 return name, ("idx", _n(name), (mask,))
         return name, _n(name)
@@ -1101,7 +1102,7 @@ class _Builder:
         elif form == "fancy":
             key = self.fancy_key(v.shape)
         elif form == "mask":
-            mask = self.mask_for(v.shape)
+            mask = self.mask_for(v.shape, target=v)
             if mask is None:
                 return
             key = (mask,)
