@@ -158,6 +158,9 @@ around = round
 
 def copyto(dst, src, casting="same_kind", where=True):
     """Copy values from `src` into `dst`, broadcasting (see numpy.copyto)."""
+    if isinstance(dst, Array) and dst._is_scalar():
+        raise TypeError(f"copyto() argument 1 must be numpy.ndarray, not numpy."
+                        f"{dst.dtype.type.__name__}")
     if src is not dst and isinstance(dst, Array) and not dst.flags.writeable:
         raise ValueError("assignment destination is read-only")  # (before the cast, as NumPy)
     if type(src) in (bool, int, float, complex) and casting != "unsafe":
@@ -176,6 +179,8 @@ def copyto(dst, src, casting="same_kind", where=True):
     if not np.can_cast(src_dtype, dst.dtype, casting=casting):
         raise TypeError(f"Cannot cast array data from {src_dtype!r} to {dst.dtype!r} "
                         f"according to the rule {casting!r}")
+    if isinstance(src, Array) and src.dtype != dst.dtype and src._is_scalar():
+        src = src.astype(dst.dtype)  # (a cast, as NumPy's copyto: not setitem's checks)
     if where is True:
         if src is dst:  # NumPy copies nothing, and checks no write flag
             return

@@ -1655,7 +1655,10 @@ class Array:
         if not self._chain and self._is_scalar():
             raise TypeError(f"'{type(self.dtype.type(0)).__name__}' object does not support "
                             "item assignment")
-        if type(value) is Array and value.dtype != self.dtype and value._is_scalar():
+        if type(value) is Array and value.dtype != self.dtype and (
+                self.dtype.kind in "biu" or value.dtype.kind == "c") and value._is_scalar() \
+                and (value._val is not None or value._st is not None
+                     and value._st.node.op == "buffer"):  # (computed: a write stays lazy)
             value = value._value()[()]  # a NumPy scalar: NumPy's conversion (NaN into an
             # int raises ValueError, an int out of range OverflowError), as `a[0] /= a[0]`
         if self._chain and any(fn in _PARTS for fn, _ in self._chain):
@@ -1815,6 +1818,8 @@ class Array:
         if np.broadcast_shapes(result.shape, self.shape) != self.shape:
             raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't "
                              f"match the broadcast shape {result.shape}")
+        if result.dtype != self.dtype and result._is_scalar():
+            result = result.astype(self.dtype)  # (a cast, as NumPy's out=: not setitem's checks)
         self[...] = result
 
     # ---- conversions and shape methods -------------------------------------------------
@@ -1825,8 +1830,9 @@ class Array:
                             f"to the rule {casting!r}")
         if dtype.kind not in "biufc":
             return _fallback(lambda a: a.astype(dtype), self)
-        if not copy and dtype == self.dtype and (order in "KA" or self._layout().flags[
-                "C_CONTIGUOUS" if order == "C" else "F_CONTIGUOUS"]):
+        if not copy and dtype == self.dtype and not self._is_scalar() and (
+                order in "KA" or self._layout().flags[
+                    "C_CONTIGUOUS" if order == "C" else "F_CONTIGUOUS"]):
             return self  # NumPy's same object: a later write to either is seen by both
         if _options().backend != "cuda":
             v = _small(self)
@@ -2330,7 +2336,7 @@ def _pow(self, other):
             return _eager(v ** other)
     if not self.shape and self._is_scalar():  # NumPy's scalars take no fast path
         return _UFUNCS["power"](self, other)
-    if other == 2 and t is int and self.dtype.kind == "b":  # ndarray.__pow__'s square: int8
+    if t is int and other == 2 and self.dtype.kind == "b":  # ndarray.__pow__'s square: int8
         return _UFUNCS["square"](self)
     fast = _POW_FAST.get(other) if isinstance(other, (int, float, np.integer, np.floating)) \
         and not isinstance(other, bool) and self.dtype.kind in "fc" else None
