@@ -600,7 +600,9 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def copy(a, order="K", subok=False):
     """A copy of `a` (numpy.copy)."""
-    return as_array(_arr(a).copy()) if isinstance(a, Array) else la.array(a)  # (an array)
+    if isinstance(a, Array):
+        return as_array(_arr(a).copy(order))
+    return la.array(a, order=order)  # (an array)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import Array, _device_name, _value_array, as_array
+from lazyarray.array import Array, _device_name, _value_array, as_array, in_order
 from lazyarray.config import TINY as _TINY
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
@@ -57,8 +57,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         if copy is not True:  # (False: NumPy's asarray rule, raising where it must copy)
             out = asarray(object, dtype, None if order in ("K", "A") else order, copy=copy)
         else:
-            out = as_array(object.astype(dtype) if dtype is not None else object.copy(
-                "K" if order == "A" else order))
+            out = as_array(object.astype(dtype, order=order or "K") if dtype is not None
+                           else object.copy(order or "K"))
         if out.ndim < ndmin:
             out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
         return out
@@ -123,12 +123,14 @@ def _place(a: Array, device) -> Array:
 
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """A new array of `shape` filled with `fill_value` (see numpy.full)."""
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
     if device is not None:
         return _place(full(shape, fill_value, dtype, order), device)
     shape = _shape(shape)
     if isinstance(fill_value, Array) or np.ndim(fill_value) > 0:
         v = asarray(fill_value, dtype=dtype)
-        return as_array(Array(build.broadcast_to(v._node, shape)))
+        return in_order(as_array(Array(build.broadcast_to(v._node, shape))), order)
     dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
     if dt.kind not in "biufc":
         _unsupported(np.empty(0, dt))
@@ -138,23 +140,24 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
         with np.errstate(all="ignore"):
             value = np.array(fill_value).astype(dt)
     if math.prod(shape) < config.get().eager_limit:  # the eager tier
-        return as_array(Array(buffer(np.full(shape, value, dt))))
-    return as_array(Array(build.broadcast_to(constant(value, dt), shape)))
+        return as_array(Array(buffer(np.full(shape, value, dt, order=order))))
+    return in_order(as_array(Array(build.broadcast_to(constant(value, dt), shape))), order)
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of `shape` filled with zeros (see numpy.zeros)."""
-    return full(shape, 0, dtype=np.dtype(dtype), device=device)
+    return full(shape, 0, dtype=np.dtype(dtype), order=order, device=device)
 
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None):
     """A new array of `shape` filled with ones (see numpy.ones)."""
-    return full(shape, 1, dtype=np.dtype(float if dtype is None else dtype), device=device)
+    return full(shape, 1, dtype=np.dtype(float if dtype is None else dtype), order=order,
+                device=device)
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of `shape` (see numpy.empty; lazyarray's contents are zeros)."""
-    return zeros(shape, dtype, device=device)
+    return zeros(shape, dtype, order, device=device)
 
 
 def _like(a, dtype, shape):
@@ -162,24 +165,32 @@ def _like(a, dtype, shape):
     return (a.dtype if dtype is None else np.dtype(dtype)), (a.shape if shape is None else shape)
 
 
+def _laid_like(out: Array, a, order, shape) -> Array:
+    """A `*_like` result in NumPy's order: `a`'s for "K" (and "A" when `a` is F-ordered) when
+    the shape is `a`'s, else C."""
+    if order in ("K", "A") and shape is not None and _shape(shape) != np.shape(a):
+        return out
+    return in_order(out, order, (a if isinstance(a, Array) else np.asarray(a),))
+
+
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(a, dtype, shape)
-    return full(sh, fill_value, dtype=dt, device=device)
+    return _laid_like(full(sh, fill_value, dtype=dt, device=device), a, order, shape)
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(a, dtype, shape)
-    return full(sh, 0, dtype=dt, device=device)
+    return _laid_like(full(sh, 0, dtype=dt, device=device), a, order, shape)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(a, dtype, shape)
-    return full(sh, 1, dtype=dt, device=device)
+    return _laid_like(full(sh, 1, dtype=dt, device=device), a, order, shape)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     dt, sh = _like(prototype, dtype, shape)
-    return full(sh, 0, dtype=dt, device=device)
+    return _laid_like(full(sh, 0, dtype=dt, device=device), prototype, order, shape)
 
 
 def arange(*args, dtype=None, device=None, like=None, **kwargs):

@@ -7,7 +7,7 @@ import builtins
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
+from lazyarray.array import (Array, in_order, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
                              eager_result, eager_values,
                              _small, _tiny_values, _value_array, operand, record_two_scalars,
                              record_where, wrap, as_array)
@@ -44,8 +44,9 @@ def where(condition, x=None, y=None):
         c = build.constant(np.asarray(c, dtype=bool), np.dtype(bool))
     # a Python int beyond the result dtype wraps, as NumPy's where casts it (uint8 and -1: 255)
     a, b = (build.constant(_wrapped(v, dtype), dtype) if type(v) is int else v for v in (a, b))
-    return as_array(wrap(build.select(  # (NumPy's where gives 0-d arrays, not scalars)
-        build.convert(c, np.dtype(bool)) if c.dtype != bool else c, a, b, dtype)))
+    return in_order(as_array(wrap(build.select(  # (NumPy's where: 0-d arrays, not scalars)
+        build.convert(c, np.dtype(bool)) if c.dtype != bool else c, a, b, dtype))), "K",
+        (condition, x, y), copy=False)
 
 
 def _wrapped(v: int, dtype: np.dtype) -> np.ndarray:
@@ -118,7 +119,8 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
         return _UFUNCS["minimum"](a, hi, out=out, **kwargs)
     if hi is None:
         return _UFUNCS["maximum"](a, lo, out=out, **kwargs)
-    res = wrap(build.elementwise("clip", operand(a), operand(lo), operand(hi)))
+    res = in_order(wrap(build.elementwise("clip", operand(a), operand(lo), operand(hi))), "K",
+                   (a, lo, hi), copy=False)
     if out is not None:
         out._assign(res)
         return out
@@ -136,14 +138,15 @@ def round(a, decimals=0, out=None):
     if values is not None:  # the eager tier
         return eager_result(np.round(values[0], decimals), values)
     node = operand_node(a)
+    x = a if isinstance(a, Array) else Array(node)  # (a view keeps its layout: NumPy's order)
     if node.dtype.kind in "biu" and decimals >= 0:
-        res = Array(node)
+        res = in_order(Array(node), "K", (a,))
     elif decimals == 0:
-        res = _UFUNCS["rint"](Array(node))
+        res = _UFUNCS["rint"](x)
     elif node.dtype.kind in "fc":
         f = 10.0**decimals
-        res = _UFUNCS["rint"](Array(node) * f) / f if decimals > 0 else \
-            _UFUNCS["rint"](Array(node) / 10.0**-decimals) * 10.0**-decimals
+        res = _UFUNCS["rint"](x * f) / f if decimals > 0 else \
+            _UFUNCS["rint"](x / 10.0**-decimals) * 10.0**-decimals
         res = res.astype(node.dtype)
     else:
         return _fallback(np.round, a, decimals)

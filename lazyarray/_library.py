@@ -11,7 +11,7 @@ import operator
 import numpy as np
 from numpy.exceptions import AxisError
 
-from lazyarray.array import Array, _fallback, as_node, eager_result, eager_values, wrap
+from lazyarray.array import Array, _fallback, in_order, as_node, eager_result, eager_values, wrap
 from lazyarray.graph.node import Node
 from lazyarray.ops.library import LIBRARY, attrs_for, params_of
 
@@ -71,8 +71,9 @@ def _sort_call(target: str, np_fn, a, axis, kind, order, stable, indices: bool):
     a = _arr(a)
     kind = _kind(kind, stable)
     a, ax = _flat_or(a, axis)
-    return library_call(target, [a], {"axis": ax, "kind": kind},
-                        (a.shape, np.intp if indices else a.dtype))
+    res = library_call(target, [a], {"axis": ax, "kind": kind},
+                       (a.shape, np.intp if indices else a.dtype))
+    return res if indices else in_order(res, "K", (a,))  # (np.sort sorts a copy "K")
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):

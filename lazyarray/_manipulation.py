@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from lazyarray.array import Array, as_node, eager_result, eager_values
+from lazyarray.array import Array, as_node, in_order, eager_result, eager_values
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, constant
 
@@ -207,7 +207,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
             starts = tuple(start if d == axis else 0 for d in range(ndim))
             node = _place(node, build.convert(a._node, dt), starts)
         start += a.shape[axis]
-    res = Array(node)
+    res = in_order(Array(node), "K", arrs)
     if out is not None:
         out._assign(res, casting=casting)
         return out
@@ -384,6 +384,8 @@ def tile(A, reps):
     inter = []
     for r, n in zip(reps, shape, strict=True):
         inter += [1, n]
+    if all(r == 1 for r in reps):  # NumPy's copy, order "K"
+        return a.reshape(shape).copy("K")
     grown = tuple(x for r, n in zip(reps, shape, strict=True) for x in (r, n))
     out = broadcast_to(a.reshape(tuple(inter)), grown)
     return Array(build.reshape(out._node, tuple(r * n for r, n in zip(reps, shape, strict=True))))
@@ -656,5 +658,5 @@ def require(a, dtype=None, requirements=None, *, like=None):
     flags = a.flags
     if ("C" in reqs and not flags.c_contiguous or "F" in reqs and not flags.f_contiguous
             or "W" in reqs and not flags.writeable or "O" in reqs and not flags.owndata):
-        return a.copy("F" if "F" in reqs else "C")
+        return a.copy("F" if "F" in reqs else "C" if "C" in reqs else "A")
     return a

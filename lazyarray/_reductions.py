@@ -12,7 +12,7 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (_EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
+from lazyarray.array import (in_order, _EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
                              _computed, _fallback, _large_leaf_operand, _new_array, _small,
                              _writable_alias, as_node,
                              record_reduce, record_total, wrap)
@@ -376,7 +376,8 @@ def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:
         build.normalize_axis(axis, len(node.shape))
     elif not node.shape:
         node = build.reshape(node, (1,))
-    return _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
+    res = _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
+    return in_order(res, "K", (a,)) if out is None and axis is not None else res
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -429,4 +430,5 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     acc = reduce_dtype(uf._np, node.dtype, None if dtype is None else np.dtype(dtype)) if \
         name in ("add", "multiply") else (np.dtype(dtype) if dtype is not None else node.dtype)
     build.normalize_axis(axis, len(node.shape))
-    return _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
+    res = _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
+    return in_order(res, "K", (a,)) if out is None and axis is not None else res

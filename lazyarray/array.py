@@ -23,7 +23,7 @@ from lazyarray.ir import fpstate
 from lazyarray.runtime import pool
 from lazyarray.runtime.versions import version_is_dead
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
-from lazyarray.storage import Storage, strided_view
+from lazyarray.storage import Storage, memory_order, packed_strides, strided_view
 
 
 def as_node(x) -> Node:
@@ -284,7 +284,8 @@ class ufunc:
             raise TypeError("'out' must be a tuple of arrays")
         ops = [operand(a) for a in args]
         dt = None if dtype is None else np.dtype(dtype)
-        results = tuple(wrap(build.elementwise(r, *ops, dtype=dt)) for r in self._rows)
+        results = tuple(in_order(wrap(build.elementwise(r, *ops, dtype=dt)), "K", args,
+                                 copy=False) for r in self._rows)
         if out is not None:
             outs = out if isinstance(out, tuple) else (out,)
             for o, r in zip(outs, results, strict=True):
@@ -342,6 +343,7 @@ def _lazy(op: str, args) -> Array:
         engine.materialize([node])  # cut long pending graphs: bounded memory, cached kernels
     st = _new_storage(Storage)
     st.node, st._fake, st.leaf_trace, st.scalar = node, None, None, not node.shape
+    st.perm = _result_order(args, node.shape) if len(node.shape) > 1 else None
     a = _new_array(Array)
     a._st = st
     a._val = a._proxy = a._base = a._tr = None
@@ -472,6 +474,8 @@ def _small(a: Array) -> np.ndarray | None:
         v = node._host
         if v is None or node.op != "buffer":
             return None
+        if st.perm is not None:
+            v = _laid_out(st, node)
     return v if v.size < _options().eager_limit else None
 
 
@@ -482,7 +486,9 @@ def _computed(a: Array) -> np.ndarray | None:
     if st is None:
         return None
     node = st.node
-    return node._host if node.op == "buffer" else None
+    if node.op != "buffer":
+        return None
+    return node._host if st.perm is None or node._host is None else _laid_out(st, node)
 
 
 def _small_view(a: Array) -> np.ndarray | None:
@@ -508,14 +514,125 @@ def _small_view(a: Array) -> np.ndarray | None:
 def _proxy_view(st, v: np.ndarray, proxy: np.ndarray) -> np.ndarray | None:
     """The elements of the C-ordered computed base `v` that `proxy` (a view's shape, strides
     and offset over the storage's fake base) selects, as a read-only NumPy view."""
+    if st.perm is not None:  # (memory in NumPy's order "K": walked in that order)
+        v = _laid_out(st, st.node).transpose(st.perm)
     if not v.flags.c_contiguous or proxy.dtype != v.dtype:
         return None
-    from lazyarray.storage import strided_view
-
     offset, strides = st.region(proxy)
     w = strided_view(v.reshape(-1), offset, proxy.shape, strides)
     w.flags.writeable = False
     return w
+
+
+def _laid_out(st: Storage, node: Node) -> np.ndarray:
+    """The computed buffer of `node`, the current version of `st`, in NumPy's memory order
+    `st.perm` (a kernel writes its results in C order: they are laid out again once, when a
+    NumPy value is first taken from them, so that NumPy's calls on them lay out their own
+    results as NumPy would)."""
+    v = node._host
+    mem = v.transpose(st.perm)
+    if not mem.flags.c_contiguous:
+        mem = np.ascontiguousarray(mem)
+        mem.setflags(write=v.flags.writeable)
+        v = node._host = mem.transpose(_inverse(st.perm))
+    return v
+
+
+def _inverse(perm: tuple) -> tuple:
+    return tuple(sorted(range(len(perm)), key=perm.__getitem__))
+
+
+def _layout_pair(a) -> tuple | None:
+    """(shape, strides) of an operand as NumPy holds it, or None for a number."""
+    t = type(a)
+    if t is Array:
+        v = a._val
+        if v is not None:
+            return (v.shape, v.strides) if type(v) is _ndarray else None
+        if a._chain:
+            p = a._proxy
+            return p.shape, p.strides
+        st = a._st
+        if st is not None and st.perm is not None:
+            p = st.fake()
+            return p.shape, p.strides
+        shape = a.shape
+        return shape, packed_strides(shape, 1)
+    if t is _ndarray:
+        return a.shape, a.strides
+    return None
+
+
+def _result_order(args, shape, copy: bool = False) -> tuple | None:
+    """NumPy's memory order (order "K") for an elementwise result (`copy`: a copy) of
+    `shape` from `args` (`storage.memory_order`); None for C order (checked first: every
+    array operand C-ordered)."""
+    pairs = [p for p in map(_layout_pair, args) if p is not None]
+    if all(_c_ordered(*p, copy) for p in pairs):
+        return None
+    return memory_order(pairs, shape, copy)
+
+
+def _c_ordered(shape, strides, copy: bool = False) -> bool:
+    """Do the axes of length above one have non-increasing absolute strides (C order,
+    slices and reversals included; stride-zero axes count for a `copy` only)?"""
+    last = None
+    for n, s in zip(shape, strides):
+        if n > 1 and (s or copy):
+            s = abs(s)
+            if last is not None and s > last:
+                return False
+            last = s
+    return True
+
+
+def ordered(out: Array, perm: tuple | None) -> Array:
+    """`out`, a new result that nothing else sees yet, laid out in NumPy's memory order
+    `perm` (the proxy of its storage has NumPy's strides: flags, strides and reshape's
+    view-or-copy follow)."""
+    if perm is None or len(perm) != len(out.shape):
+        return out
+    v = out._val
+    if type(v) is _ndarray:  # an eager value: laid out as NumPy's own
+        if not v.transpose(perm).flags.c_contiguous:
+            out._val = np.ascontiguousarray(v.transpose(perm)).transpose(_inverse(perm))
+        return out
+    st = out._storage
+    st.perm, st._fake = perm, None
+    return out
+
+
+def in_order(out: Array, order, sources=(), copy: bool = True) -> Array:
+    """`out`, a new result, laid out as NumPy lays out a new array of memory order `order`
+    ("C", "F", "A": F when every source is F- and not C-contiguous, "K": the sources'
+    order, `memory_order`, of a copy or, `copy` False, of a ufunc's result)."""
+    n = len(out.shape)
+    if n < 2 or order is None or order == "C":
+        return out
+    if order == "K":
+        return ordered(out, _result_order(sources, out.shape, copy))
+    if order == "A" and not all((f := _layout_flags(a)) is not None and f.f_contiguous
+                                and not f.c_contiguous for a in sources):
+        return out
+    return ordered(out, tuple(range(n - 1, -1, -1)))
+
+
+def _layout_flags(a):
+    return a._layout().flags if type(a) is Array else getattr(a, "flags", None)
+
+
+def _gather_order(layout: np.ndarray, node: Node) -> tuple | None:
+    """NumPy's memory order for an advanced-indexing result: the index dimensions
+    slowest, then the operand's other axes in the operand's own memory order."""
+    if node.op != "gather" or len(node.shape) < 2:
+        return None
+    axes, offsets = node.attr("axes"), node.attr("offset_dims")
+    others = [a for a in range(layout.ndim) if a not in axes]
+    sub = memory_order([(tuple(layout.shape[a] for a in others),
+                         tuple(layout.strides[a] for a in others))], [0] * len(others))
+    perm = [d for d in range(len(node.shape)) if d not in offsets]
+    perm += [offsets[i] for i in (sub if sub is not None else range(len(others)))]
+    return None if perm == sorted(perm) else tuple(perm)
 
 
 _GETITEM = build.getitem
@@ -989,7 +1106,7 @@ def _eager(res) -> Array:
     """An eager result (fresh from NumPy: an array, or a NumPy scalar for 0-d) as an Array."""
     if type(res) is np.ndarray:
         if res.base is not None:
-            res = res.copy()
+            res = res.copy(order="K")  # (NumPy's layout kept)
     elif not isinstance(res, np.generic):
         res = np.asarray(res)
     return _value_array(res)
@@ -1221,6 +1338,8 @@ def _inplace(name: str):
     def method(self, other):
         if not self._chain and self._is_scalar():  # a NumPy scalar: `s += 1` rebinds `s`
             return _UFUNCS[name]._plain((self, other))
+        if not self._layout().flags.writeable:  # (NumPy: before the operand types)
+            raise ValueError("output array is read-only")
         # (the ufunc's own path, not the operator's: `x[::2] *= 3` stays a node the write
         # fuses with, in place, where a trace of the view would be computed apart)
         self._assign(_UFUNCS[name]._plain((self, other)), casting="same_kind")
@@ -1427,9 +1546,9 @@ class Array:
         """The imaginary part: of a complex array a view, as in NumPy; of a real array
         read-only zeros."""
         if self.dtype.kind != "c":
-            from lazyarray._creation import zeros
+            from lazyarray._creation import zeros_like
 
-            return _read_only(zeros(self.shape, self.dtype))
+            return _read_only(zeros_like(self, order="A"))
         return self._view(_imag_part, (), self._layout().imag)
 
     @imag.setter
@@ -1631,7 +1750,7 @@ class Array:
             gkey = tuple(buffer(np.array(Array(k))) if isinstance(k, Node) and not k.realized
                          else k for k in gkey)
             node = build.advanced_getitem(self._node, gkey)
-        return Array(node)
+        return ordered(Array(node), _gather_order(self._layout(), node))
 
     def _mid_gather_value(self, gkey: tuple) -> np.ndarray | None:
         """This array's value when indexing it by `gkey` is NumPy's gather at once: a computed
@@ -1747,8 +1866,12 @@ class Array:
         if target.shape == base.shape and offset == 0 and target.strides == storage.fake().strides:
             storage.node = value  # the whole base, in order: the new value is the new version
             return
-        storage.node = Node("update", (base, value), base.shape, base.dtype,
-                            (("offset", offset), ("strides", strides)))
+        perm = storage.perm
+        if perm is not None:  # the region is in NumPy's memory order: the update's too
+            base = build.transpose(base, perm)
+        node = Node("update", (base, value), base.shape, base.dtype,
+                    (("offset", offset), ("strides", strides)))
+        storage.node = node if perm is None else build.transpose(node, _inverse(perm))
         if storage.node.depth > MAX_DEPTH:  # a long loop of writes: cut the pending graph
             engine.materialize([storage.node])
 
@@ -1783,20 +1906,22 @@ class Array:
         engine.materialize([storage.node])
         storage.leaf_trace = None  # (before counting the references to its buffer)
         node = storage.node
-        new = node.value
+        perm = storage.perm
+        new = node.value if perm is None else _laid_out(storage, node)
         inplace = version_is_dead(node, new)  # (the one rule: runtime/versions.py)
         if inplace:
             new.flags.writeable = True
         else:
-            new = np.array(new, copy=True, order="C")
+            new = np.array(new, copy=True, order="C" if perm is None else "K")
+        flat = (new if perm is None else new.transpose(perm)).reshape(-1)  # memory order
         layout = self._layout()
         if layout.dtype == new.dtype:
             offset, strides = storage.region(layout)
-            view = strided_view(new.reshape(-1), offset, self.shape, strides)
+            view = strided_view(flat, offset, self.shape, strides)
         else:  # a view of the real or imaginary parts: its bytes inside the complex buffer
             start = layout.__array_interface__["data"][0] - \
                 storage.fake().__array_interface__["data"][0]
-            view = np.ndarray(layout.shape, layout.dtype, buffer=new.reshape(-1).view(np.uint8),
+            view = np.ndarray(layout.shape, layout.dtype, buffer=flat.view(np.uint8),
                               offset=start if layout.size else 0, strides=layout.strides)
         try:
             mutate(view)
@@ -1839,14 +1964,14 @@ class Array:
             if v is None and _options().eager_limit >= TINY:  # (a mid-sized computed array:
                 v = _mid_value(self)  # NumPy's cast, at once, too; `_mid_values`)
             if v is not None:  # the eager tier (astype copies: nothing shared)
-                return self._same_kind(_eager(v.astype(dtype)))
-        return self._same_kind(Array(build.convert(self._node, dtype)))
+                return self._same_kind(_eager(v.astype(dtype, order=order)))
+        return self._same_kind(in_order(Array(build.convert(self._node, dtype)), order, (self,)))
 
     def copy(self, order="C") -> Array:
         v = _small(self) if _options().backend != "cuda" else None
         if v is not None:  # the eager tier
-            return self._same_kind(_eager(v.copy()))
-        return self._same_kind(Array(self._node))
+            return self._same_kind(_eager(v.copy(order=order)))
+        return self._same_kind(in_order(Array(self._node), order, (self,)))
 
     def _same_kind(self, out: Array) -> Array:
         """`out` (a copy of this array) a NumPy scalar if this is one, else an array."""
@@ -1903,8 +2028,8 @@ class Array:
         layout = self._layout()
         if order in ("K", "A", None):
             if order == "K" and self.ndim > 1:
-                perm = _memory_order(layout)
-                if perm != tuple(range(self.ndim)):
+                perm = memory_order([(layout.shape, layout.strides)], layout.shape)
+                if perm is not None:
                     return self.transpose(perm).ravel("C")
             order = "F" if order == "A" and layout.flags.f_contiguous and not \
                 layout.flags.c_contiguous else "C"
@@ -2153,24 +2278,6 @@ def _bitcast(node: Node, dtype: str, shape: tuple) -> Node:
 
 # view ops whose writes are NumPy's own, into the bytes of a copy of the storage's value
 _PARTS = (_real_part, _imag_part, _bitcast)
-
-
-def _memory_order(layout: np.ndarray) -> tuple[int, ...]:
-    """The axes by decreasing absolute stride, as NumPy orders them for order "K": a stable
-    insertion sort in which an axis of length one or stride zero keeps its place."""
-    perm: list[int] = []
-    for d in range(layout.ndim):
-        pos = len(perm)
-        for i in range(len(perm) - 1, -1, -1):
-            e = perm[i]
-            if 1 in (layout.shape[d], layout.shape[e]) or 0 in (layout.strides[d],
-                                                                  layout.strides[e]):
-                continue  # ambiguous: no order between them
-            if abs(layout.strides[d]) <= abs(layout.strides[e]):
-                break
-            pos = i
-        perm.insert(pos, d)
-    return tuple(perm)
 
 
 def as_array(a: Array) -> Array:

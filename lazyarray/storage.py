@@ -11,6 +11,13 @@ decides: every Array carries a *proxy*, a NumPy array over a fake one-element bu
 view's exact shape, strides and offset relative to its base (never dereferenced). `reshape`
 is a view exactly when `proxy.reshape(..., copy=False)` succeeds; `broadcast_to` proxies are
 read-only; `shares_memory` compares proxies of one storage.
+
+The buffer's memory order is NumPy's too: a result NumPy lays out in another order than C
+(`a.T + 1` is F-contiguous: ufuncs, `astype` and `copy` keep the order "K" of their
+inputs) records it as `perm`, the axes from slowest to fastest. The fake base then has
+NumPy's strides, so flags, strides and every view-or-copy decision are NumPy's, and a region
+is an offset and strides in that memory order. The value itself stays a logical graph node;
+a write translates its region through `transpose(node, perm)` (see `Array._write`).
 """
 
 from __future__ import annotations
@@ -22,25 +29,26 @@ from lazyarray.graph.node import Node
 
 
 class Storage:
-    __slots__ = ("__weakref__", "_fake", "leaf_trace", "node", "scalar")
+    __slots__ = ("__weakref__", "_fake", "leaf_trace", "node", "perm", "scalar")
 
-    def __init__(self, node: Node, scalar: bool | None = None):
+    def __init__(self, node: Node, scalar: bool | None = None, perm: tuple | None = None):
         self.node = node
         self._fake = None
+        # NumPy's memory order of the axes (slowest first; None: C order): a computed value
+        # (NumPy's own result, an F-ordered `a.T + 1` of the eager tier) brings its own
+        self.perm = perm if perm is not None or node._host is None else order_of(node._host)
         self.leaf_trace = None  # (node, error state, its large leaf trace): array._large_leaf
         # a NumPy scalar's value (a 0-d result of a computation), immutable: no view shares
         # it and no write reaches it; a 0-d *array* (asarray, zeros(()), ...) clears this
         self.scalar = not node.shape if scalar is None else scalar
 
     def fake(self) -> np.ndarray:
-        """The base's proxy: C-ordered strides over a one-element buffer."""
+        """The base's proxy: NumPy's strides (C order, or `perm`'s) over a one-element
+        buffer."""
         if self._fake is None:
             node = self.node
-            strides, step = [], node.dtype.itemsize
-            for n in reversed(node.shape):
-                strides.append(step)
-                step *= max(n, 1)
-            self._fake = as_strided(np.zeros(1, node.dtype), node.shape, tuple(reversed(strides)))
+            self._fake = as_strided(np.zeros(1, node.dtype), node.shape,
+                                    packed_strides(node.shape, node.dtype.itemsize, self.perm))
         return self._fake
 
     def region(self, proxy: np.ndarray) -> tuple[int, tuple[int, ...]]:
@@ -50,6 +58,61 @@ class Storage:
         base = self.fake().__array_interface__["data"][0]
         offset = (proxy.__array_interface__["data"][0] - base) // item
         return offset, tuple(s // item for s in proxy.strides)
+
+
+def packed_strides(shape, itemsize: int, perm=None) -> tuple[int, ...]:
+    """Byte strides of a packed array of `shape` whose axes lie in memory in the order
+    `perm` (slowest first; None: C order)."""
+    strides, step = [0] * len(shape), itemsize
+    for d in reversed(perm if perm is not None else range(len(shape))):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def order_of(v) -> tuple[int, ...] | None:
+    """The memory order of a NumPy value (slowest axis first); None for C order."""
+    if type(v) is not np.ndarray or v.ndim < 2 or v.flags.c_contiguous:
+        return None
+    return memory_order([(v.shape, v.strides)], v.shape)
+
+
+def memory_order(layouts, shape, copy: bool = False) -> tuple[int, ...] | None:
+    """The order (slowest axis first) in which NumPy lays out a new array of `shape`
+    computed from arrays with these layouts ((shape, strides) pairs) under order "K": an
+    insertion sort over the axes in which an operand votes on two axes only where it is
+    longer than one along both, and C order wins a conflict. A ufunc's iterator also leaves
+    out the votes of stride-zero (broadcast) axes; a copy (`astype`, `np.copy`, `*_like`,
+    `concatenate`) counts them, so a copy of `broadcast_to(row, (4, 6))` is F-ordered.
+    None for C order."""
+    n = len(shape)
+    if n < 2:
+        return None
+    votes = []
+    for shp, strides in layouts:
+        pad = n - len(shp)
+        votes.append([None] * pad + [None if m == 1 or not (s or copy) else abs(s)
+                                     for s, m in zip(strides, shp)])
+    order = list(range(n - 1, -1, -1))  # fastest first, as the iterator keeps them
+    for i0 in range(1, n):
+        pos, j0 = i0, order[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            j1, undecided, swap = order[i1], True, False
+            for v in votes:
+                if v[j0] is not None and v[j1] is not None:
+                    if v[j1] <= v[j0]:
+                        swap = False
+                    elif undecided:
+                        swap = True
+                    undecided = False
+            if not undecided:
+                if not swap:
+                    break
+                pos = i1
+        if pos != i0:
+            order.insert(pos, order.pop(i0))
+    order.reverse()
+    return None if order == sorted(order) else tuple(order)
 
 
 def strided_view(flat: np.ndarray, offset: int, shape, strides) -> np.ndarray:

@@ -190,6 +190,34 @@ KNOWN_FORMS = {
 
 # minimal programs the fuzzer found (reduced by hand), kept as regression tests
 FOUND = {
+    # NumPy lays out `a.T + 1` in F order (its ufuncs, astype, copy and *_like keep order
+    # "K"), so its reshape(-1) is a copy; lazyarray's buffers were all C-ordered, and the
+    # reshape was a view that the write went through (Storage.perm now)
+    "reshape_of_a_result_numpy_lays_out_in_fortran_order_copies": ([
+        "a = xp.asarray(numpy.arange(2.0 * {N}).reshape(2, {N}))",
+        "t = a.T + 1",
+        "r = t.reshape(-1)",
+        "r[0] = 100.0",
+    ], ["t", "r"]),
+    "views_of_an_f_ordered_result_write_through_in_numpys_memory_order": ([
+        "a = xp.asarray(numpy.arange(3.0 * {N}).reshape(3, {N}))",
+        "t = xp.exp(a.T * 1e-6)",
+        "u = t.T.reshape(-1)",  # NumPy: t.T is C-contiguous, so this is a view
+        "u[1:4] = -1.0",
+        "w = t.ravel(order='K')",  # memory order: a copy in t's F order
+        "s = xp.copy(t)",  # order K: F again
+        "v = s.reshape(-1)",  # a copy
+        "v[:2] = 7.0",
+        "f = a[:, [0, 2]]",  # a fancy index's result: index axis slowest in memory
+        "g = f.reshape(-1)",
+        "g[0] = 3.0",
+        "h = xp.zeros_like(t)",
+        "h.T.reshape(-1)[:3] = 2.0",
+        "check('u', u)",
+        "check('w', w)",
+        "check('v', v)",
+        "check('g', g)",
+    ], ["t", "s", "f", "h"]),
     "forcing_a_read_of_a_written_array_leaves_the_array": ([
         "c = xp.asarray(numpy.arange(1.0, {N} + 1.0))",
         "c[:2] = 0.0",
@@ -299,27 +327,4 @@ def test_known_issue_form_in_every_forcing_order(form, n, mode):
 @pytest.mark.parametrize("program", list(FOUND))
 def test_found_program_in_every_forcing_order(program, n, mode):
     lines, names = FOUND[program]
-    _every_order(lines, names, n, mode)
-
-
-# Open: lazyarray keeps every buffer in C order, so an array that NumPy lays out in F order
-# (`a.T + 1`, `a[:, [0, 2]]`) is C-contiguous here, and its reshape(-1) is a view where
-# NumPy's is a copy: a write through it reaches the array (docs/semantics.md, deviation 12).
-OPEN = {
-    "reshape_of_a_result_numpy_lays_out_in_fortran_order_copies": ([
-        "a = xp.asarray(numpy.arange(2.0 * {N}).reshape(2, {N}))",
-        "t = a.T + 1",  # NumPy: F-contiguous, so reshape(-1) copies
-        "r = t.reshape(-1)",
-        "r[0] = 100.0",
-    ], ["t", "r"]),
-}
-
-
-@pytest.mark.xfail(strict=True, reason="open: results NumPy lays out in F order are C-ordered "
-                   "here, so reshape(-1) of one is a view (docs/semantics.md, deviation 12)")
-@pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("n", [5, 100_001])
-@pytest.mark.parametrize("program", list(OPEN))
-def test_open_program_in_every_forcing_order(program, n, mode):
-    lines, names = OPEN[program]
     _every_order(lines, names, n, mode)
