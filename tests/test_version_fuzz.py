@@ -19,7 +19,7 @@ the statement where lazyarray's observation first differs; Hypothesis shrinks it
 Budgets: the quick test draws 30 programs per tier and option set (6 for the large tier,
 which compiles kernels) in the default ``ci`` profile, scaled with the profile's
 ``max_examples`` (``thorough``: x20).  The ``slow`` test reads ``LAZYARRAY_FUZZ_EXAMPLES``
-(default 400 per tiny/mid cell, a tenth of that for large ones);
+(default 100 per tiny/mid cell, a tenth of that for large ones);
 ``LAZYARRAY_FUZZ_EXAMPLES=10000 python -m pytest tests/test_version_fuzz.py -m slow -n 2``
 runs 10^4 programs per cell.
 
@@ -49,7 +49,7 @@ MODES = {
 }
 SIZES = ["tiny", "mid", "large"]
 QUICK = {"tiny": 30, "mid": 30, "large": 6}  # programs per (size, mode) in the ci profile
-LONG = int(os.environ.get("LAZYARRAY_FUZZ_EXAMPLES", "400"))
+LONG = int(os.environ.get("LAZYARRAY_FUZZ_EXAMPLES", "100"))
 # LAZYARRAY_FUZZ_SHRINK=0: report failing programs as drawn, without shrinking them (a
 # failing program's shrinking reruns it hundreds of times, compiling as it goes)
 SHRINK = os.environ.get("LAZYARRAY_FUZZ_SHRINK", "1") not in ("0", "false", "no")
