@@ -431,4 +431,4 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
         name in ("add", "multiply") else (np.dtype(dtype) if dtype is not None else node.dtype)
     build.normalize_axis(axis, len(node.shape))
     res = _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
-    return in_order(res, "K", (a,)) if out is None and axis is not None else res
+    return in_order(res, "K", (array,)) if out is None and axis is not None else res

@@ -1,0 +1,161 @@
+"""Figures of the package's structure: import cycles, hidden and private imports, long files
+and benchmark workload names in core code.
+
+``python -m lazyarray.tools.house`` prints them; ``tests/test_house.py`` holds them to the
+ceilings in ``CEILINGS`` so that no change makes the house worse (lower a ceiling when a
+change makes a figure better). Read from the source with ``ast``; nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent
+# tools and showcases may name the benchmark workloads (nothing in the core imports them)
+TOOLS = ("tools/", "showcase.py", "showcase_dask.py", "__main__.py", "_coverage.py",
+         "_visualize.py", "replay.py")
+WORKLOAD = re.compile(r"\bW[1-9]\b")
+LONG_FILE = 800
+
+# The figures as they stand; a change may lower them, never raise them.
+CEILINGS = {
+    "modules in cycles": 32,
+    "cycles": 3,
+    "function-level imports": 118,
+    "private cross-module imports": 104,
+    "files over 800 lines": 5,
+    "workload names in core code": 63,
+}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve(node: ast.ImportFrom, mod: str, is_pkg: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = mod.split(".")
+    base = base[: len(base) - node.level + (1 if is_pkg else 0)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(path: Path, modules: set[str]):
+    """(target module, imported name or None, inside a function?) per import of a package
+    module in `path`."""
+    mod = module_name(path)
+    tree = ast.parse(path.read_text())
+    out = []
+
+    def visit(node, in_func: bool):
+        for child in ast.iter_child_nodes(node):
+            inner = in_func or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                  ast.Lambda))
+            if isinstance(child, ast.Import):
+                out.extend((a.name, None, in_func) for a in child.names if a.name in modules)
+            elif isinstance(child, ast.ImportFrom):
+                target = _resolve(child, mod, path.name == "__init__.py")
+                for a in child.names:
+                    sub = f"{target}.{a.name}"
+                    if sub in modules:
+                        out.append((sub, None, in_func))
+                    elif target in modules:
+                        out.append((target, a.name, in_func))
+            visit(child, inner)
+
+    visit(tree, False)
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        x = stack.pop()
+                        on.discard(x)
+                        comp.append(x)
+                        if x == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+            elif w not in index:
+                index[w] = low[w] = counter[0]
+                counter[0] += 1
+                stack.append(w)
+                on.add(w)
+                work.append((w, iter(graph[w])))
+            elif w in on:
+                low[v] = min(low[v], index[w])
+    return out
+
+
+def figures() -> dict:
+    files = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    modules = {module_name(p) for p in files}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    hidden = private = workload = 0
+    long_files = []
+    for p in files:
+        mod = module_name(p)
+        rel = p.relative_to(PACKAGE).as_posix()
+        for target, name, in_func in imports(p, modules):
+            if target != mod:
+                graph[mod].add(target)
+            hidden += in_func
+            private += bool(name and name.startswith("_") and not name.startswith("__")
+                            and target != mod)
+        text = p.read_text()
+        if len(text.splitlines()) > LONG_FILE:
+            long_files.append((rel, len(text.splitlines())))
+        if not rel.startswith(TOOLS):
+            workload += len(WORKLOAD.findall(text))
+    cycles = _cycles(graph)
+    return {
+        "modules in cycles": sum(map(len, cycles)),
+        "cycles": len(cycles),
+        "function-level imports": hidden,
+        "private cross-module imports": private,
+        "files over 800 lines": len(long_files),
+        "workload names in core code": workload,
+        "_long": long_files,
+        "_cycles": cycles,
+    }
+
+
+def main() -> None:
+    f = figures()
+    for k, v in f.items():
+        if not k.startswith("_"):
+            print(f"{k:32s} {v:5d}   (ceiling {CEILINGS[k]})")
+    for rel, n in sorted(f["_long"], key=lambda x: -x[1]):
+        print(f"  long: {rel} ({n} lines)")
+    for c in f["_cycles"]:
+        print(f"  cycle of {len(c)}: {', '.join(m.removeprefix('lazyarray.') for m in c)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
