@@ -200,7 +200,7 @@ def arange(*args, dtype=None, device=None, like=None, **kwargs):
         from lazyarray.backends import numba_cpu  # (loads Numba: first use)
 
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
-        values = numba_cpu.arange_int64(start, stop, step)
+        values = numba_cpu.arange_int64(start, stop, step, pool.empty)
         if values is not None:
             return _place(Array(buffer(values)), device)
     return _place(Array(buffer(np.arange(*args, dtype=dtype, **kwargs))), device)

@@ -7,13 +7,15 @@ import builtins
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import (Array, in_order, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
+from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
+                             in_order,
                              eager_result, eager_values,
                              _small, _tiny_values, _value_array, operand, record_two_scalars,
                              record_where, wrap, as_array)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.dtypes import result_type, weak_type
+from lazyarray.runtime import pool
 
 
 def where(condition, x=None, y=None):
@@ -315,7 +317,7 @@ def _nonzero_rows(x) -> np.ndarray:
     """`numba_cpu.nonzero` of the mask of `x` (an Array or a NumPy bool array)."""
     from lazyarray.backends import numba_cpu  # (loads Numba: first use)
 
-    return numba_cpu.nonzero(np.asarray(x if x.dtype == bool else x != 0))
+    return numba_cpu.nonzero(np.asarray(x if x.dtype == bool else x != 0), pool.empty)
 
 
 def flatnonzero(a):

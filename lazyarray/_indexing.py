@@ -14,6 +14,7 @@ from lazyarray.array import Array, _fallback, as_node, eager_result, eager_value
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.indexing import check_bounds, other_axes
+from lazyarray.runtime import pool
 
 
 def _arr(a) -> Array:
@@ -135,5 +136,5 @@ def compress(condition, a, axis=None, out=None):
         raise ValueError("condition must be a 1-d array")
     from lazyarray.backends import numba_cpu  # (loads Numba: first use)
 
-    (nz,) = numba_cpu.nonzero(cond if cond.dtype == bool else cond != 0)
+    (nz,) = numba_cpu.nonzero(cond if cond.dtype == bool else cond != 0, pool.empty)
     return take(a, nz, axis=axis)

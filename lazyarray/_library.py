@@ -11,7 +11,8 @@ import operator
 import numpy as np
 from numpy.exceptions import AxisError
 
-from lazyarray.array import Array, _fallback, in_order, as_node, eager_result, eager_values, wrap
+from lazyarray.array import (Array, _fallback, as_node, eager_result, eager_values, in_order,
+                             wrap)
 from lazyarray.graph.node import Node
 from lazyarray.ops.library import LIBRARY, attrs_for, params_of
 

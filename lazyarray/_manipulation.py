@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from lazyarray.array import Array, as_node, in_order, eager_result, eager_values
+from lazyarray.array import Array, as_node, eager_result, eager_values, in_order
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, constant
 

@@ -12,9 +12,9 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (in_order, _EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
+from lazyarray.array import (_EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
                              _computed, _fallback, _large_leaf_operand, _new_array, _small,
-                             _writable_alias, as_node,
+                             _writable_alias, as_node, in_order,
                              record_reduce, record_total, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node

@@ -284,7 +284,7 @@ class Program:
         stored once, and a count of elements where a step may have raised a flag. `total`:
         the loop also returns the sum of its results, added in NumPy's pairwise order
         (`_h.pairwise_sum`), so that a sum of a trace gives np.add.reduce's bits."""
-        from lazyarray.codegen.cpu import _FP_QUIET, _SLOW_PATH, _nonfinite, scalar_call
+        from lazyarray.codegen.body import FP_QUIET, SLOW_PATH, nonfinite_test, scalar_call
 
         def arg(name: str) -> str:
             return f"L{name[1:]}[i]" if name[0] == "L" else (
@@ -295,7 +295,7 @@ class Program:
         loop = self.steps if self.total < 0 else self.steps[:self.total]
         for m, (op, names) in enumerate(loop):
             args = [arg(n) for n in names]
-            if op in _SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
+            if op in SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
                 big.append(f"        fpe += _h.trig_big({args[0]})")
             if op == "where":
                 body.append(f"        r{m} = ({args[1]} if {args[0]} else {args[2]})")
@@ -303,14 +303,14 @@ class Program:
                 body.append(f"        r{m} = np.bool_({scalar_call(op, args)})")
             else:
                 body.append(f"        r{m} = np.float64({scalar_call(op, args, fast=True)})")
-            if op not in _FP_QUIET and op not in COMPARISONS and op not in LOGICAL \
+            if op not in FP_QUIET and op not in COMPARISONS and op not in LOGICAL \
                     and op != "where":
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
-                checks.append(" & ".join([_nonfinite(f"r{m}"), *quiet]))
+                checks.append(" & ".join([nonfinite_test(f"r{m}"), *quiet]))
                 checked.append(m)
         last = len(loop) - 1
         tested = self._filtered(checked, len(loop), summed=self.total >= 0 or total)
-        nonfinite = [_nonfinite(f"r{m}") for m in tested]
+        nonfinite = [nonfinite_test(f"r{m}") for m in tested]
         # the scalars are read once, before the loop: read inside it, every element would
         # load them again after its store to `out` (which LLVM cannot prove is elsewhere), and
         # a store whose address matches a scalar's modulo 4 KiB stalls that load until the
@@ -368,17 +368,17 @@ class Program:
         ufuncs applied to it; NaN ("recheck on NumPy") when the loop counted a flag or when
         any of these values is not finite (a flag may have been raised: NumPy's run decides
         the value and the warnings)."""
-        from lazyarray.codegen.cpu import _SLOW_PATH, _nonfinite, scalar_call
+        from lazyarray.codegen.body import SLOW_PATH, nonfinite_test, scalar_call
 
         t = self.total
         lines = ["    if fpe:", "        return np.nan",
                  f"    r{t} = 0.0 + _h.pairwise_sum(out, 0, n)"]
         for m in range(t + 1, len(self.steps)):
             op, names = self.steps[m]
-            if op in _SLOW_PATH:
+            if op in SLOW_PATH:
                 lines.append(f"    fpe += _h.trig_big({names[0]})")
             lines.append(f"    r{m} = np.float64({scalar_call(op, names, fast=True)})")
-        bad = " | ".join(_nonfinite(f"r{m}") for m in range(t, len(self.steps)))
+        bad = " | ".join(nonfinite_test(f"r{m}") for m in range(t, len(self.steps)))
         last = len(self.steps) - 1
         lines.append(f"    return r{last} if fpe == 0 and not ({bad}) else np.nan")
         return lines

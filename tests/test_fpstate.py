@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import lazyarray as la
-from lazyarray.codegen.cpu import fp_check
+from lazyarray.codegen.body import fp_check
 
 
 def _f64(xp, n):

@@ -536,7 +536,7 @@ def test_the_ops_said_to_carry_inf_and_nan_on_do_in_the_kernels():
     import numba
 
     from lazyarray.backends import numba_scalar
-    from lazyarray.codegen.cpu import scalar_call
+    from lazyarray.codegen.body import scalar_call
 
     cases = [(op, p) for op in sorted(trace._PROPAGATES)
              for p in range(2 if op in ("add", "subtract", "multiply") else 1)]

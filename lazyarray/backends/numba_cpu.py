@@ -22,7 +22,6 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray import stats
-from lazyarray.runtime import pool
 from lazyarray.backends import vector_width
 
 _PRELUDE = """import numpy as np
@@ -209,7 +208,7 @@ _seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> 
 
 
 def copy_contiguous(dst: np.ndarray, src: np.ndarray) -> None:
-    """dst[...] = src for two C-contiguous arrays of one shape and dtype (`pool.copy`), by a
+    """dst[...] = src for two C-contiguous arrays of one shape and dtype (`runtime.pool.copy`), by a
     byte loop on all threads (NumPy's copy under the workqueue layer: see `one_thread`)."""
     if _thread_controls() is None:
         np.copyto(dst, src)
@@ -271,9 +270,10 @@ NONZERO_CHUNK = 1 << 14  # mask elements per chunk of `nonzero`, at least
 SPARSE = 64  # a chunk with fewer true elements than 1 in SPARSE: a branch per element
 
 
-def nonzero(mask: np.ndarray) -> np.ndarray:
+def nonzero(mask: np.ndarray, empty=np.empty) -> np.ndarray:
     """np.nonzero(mask) for a boolean array of one or more axes, as one (mask.ndim, count)
-    int64 array: row d the indices along axis d of its true elements, in C order. A large
+    int64 array (from `empty`: the runtime passes its buffer pool's): row d the indices
+    along axis d of its true elements, in C order. A large
     C-contiguous mask runs on all threads in two passes over chunks of its flat elements:
     each chunk's count, then (from the running sum of the counts, where its indices start)
     each chunk writes its indices, branch-free: every element's index is written at the
@@ -289,7 +289,7 @@ def nonzero(mask: np.ndarray) -> np.ndarray:
     starts = np.zeros(nch + 1, np.int64)
     _chunk_counts(flat, size, starts[1:])
     np.cumsum(starts, out=starts)
-    out = pool.empty((mask.ndim, int(starts[-1])), np.int64)
+    out = empty((mask.ndim, int(starts[-1])), np.int64)
     if mask.ndim == 1:
         _fill_flat(flat, flat[:flat.size // 8 * 8].view(np.uint64), size, starts, out[0])
     else:
@@ -383,17 +383,17 @@ def _fill_indices(flat, shape, size, starts, out):
                     row = at[0]
 
 
-def arange_int64(start: int, stop: int, step: int) -> np.ndarray | None:
+def arange_int64(start: int, stop: int, step: int, empty=np.empty) -> np.ndarray | None:
     """np.arange(start, stop, step) of Python ints (int64), filled by all threads into a
-    pooled buffer (whose pages fault only once, where NumPy's fresh array faults every
-    time); None where NumPy should do it (small, a zero step, values beyond 2**52, or no
-    thread controls)."""
+    buffer from `empty` (the runtime passes its pool's, whose pages fault only once where
+    NumPy's fresh array faults every time); None where NumPy should do it (small, a zero
+    step, values beyond 2**52, or no thread controls)."""
     if step == 0 or _thread_controls() is None or max(abs(start), abs(stop)) >= 1 << 52:
         return None
     n = len(range(start, stop, step))
     if n < ARANGE_MIN:
         return None
-    out = pool.empty((n,), np.int64)
+    out = empty((n,), np.int64)
     _fill_range(out, start, step)
     return out
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.codegen.cpu import Unsupported, acc_dtype, np_type
-from lazyarray.codegen.cpu import _epilogue as epilogue_of
+from lazyarray.codegen.body import Unsupported, acc_dtype, np_type
+from lazyarray.codegen.body import epilogue_instrs as epilogue_of
 from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
 from lazyarray.runtime.layout import Spec

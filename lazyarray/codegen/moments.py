@@ -17,8 +17,8 @@ sizes alone, so results do not depend on the thread count.
 
 from __future__ import annotations
 
-from lazyarray.codegen.cpu import (_epilogue, _expr, _fp_line, _indent, _nonfinite, acc_dtype,
-                                   np_type)
+from lazyarray.codegen.body import (epilogue_instrs, expr_of, fp_line, indent, nonfinite_test,
+                                    acc_dtype, np_type)
 from lazyarray.ir.hlo import Module
 from lazyarray.passes.moments import parts
 from lazyarray.runtime.layout import MOMENT_LANES, Spec
@@ -57,10 +57,10 @@ def render_moments(comp: Module, spec: Spec) -> list[str]:
              # the usual lane count as a constant: LLVM unrolls the lanes into registers'
              # worth of vectors (a kernel loaded from the disk cache ran 1.3-1.5x slower
              # with the count a run-time value)
-             f"if w == {MOMENT_LANES}:", *_indent(passes(str(MOMENT_LANES)), 1),
-             "else:", *_indent(passes("w"), 1)]
+             f"if w == {MOMENT_LANES}:", *indent(passes(str(MOMENT_LANES)), 1),
+             "else:", *indent(passes("w"), 1)]
 
-    epi = _epilogue(comp)
+    epi = epilogue_instrs(comp)
     derived = {p.total, p.deviations}
     comb = ["acc0 = part0[0, j]", "for b in range(1, nblocks):", "    acc0 += part0[b, j]"]
     for i, ins in enumerate(comp.instrs):
@@ -70,14 +70,14 @@ def render_moments(comp: Module, spec: Spec) -> list[str]:
                          "    c = min(rb, n0 - b * rb)", "    e = part0[b, j] / c - m",
                          "    acc1 += part1[b, j] + c * e * e"]
             comb += [f"x{i} = {np_type(ins.dtype)}(acc{int(i == p.deviations)})",
-                     f"fpf |= {_nonfinite(f'x{i}')}"]
+                     f"fpf |= {nonfinite_test(f'x{i}')}"]
         elif ins.opcode == "reshape" and ins.operands[0] in derived:
             derived.add(i)
             comb.append(f"x{i} = x{ins.operands[0]}")
         elif i in epi:
             derived.add(i)
-            comb.append(f"x{i} = {_expr(comp, i)}")
-            comb += _fp_line(comp, i, set())
+            comb.append(f"x{i} = {expr_of(comp, i)}")
+            comb += fp_line(comp, i, set())
     comb += [f"out{k}[j] = x{o}" for k, o in enumerate(comp.outputs)]
-    return _indent(["for b in prange(nblocks):", *_indent(block, 1),
-                    "for j in prange(n1):", *_indent(comb, 1)], 1)
+    return indent(["for b in prange(nblocks):", *indent(block, 1),
+                    "for j in prange(n1):", *indent(comb, 1)], 1)

@@ -20,9 +20,9 @@ Accumulation uses four lanes in a fixed order, so results do not depend on the t
 
 from __future__ import annotations
 
-from lazyarray.codegen.cpu import (_VECTOR_MATH, _ancestors, _body, _expr, _fp_line, _indent,
-                                   _nonfinite, _reduce_may_raise, acc_dtype, np_type,
-                                   vector_combine)
+from lazyarray.codegen.body import (VECTOR_MATH, ancestors, loop_body, expr_of, fp_line, indent,
+                                    nonfinite_test, reduce_may_raise, acc_dtype, np_type,
+                                    vector_combine)
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ops.table import REDUCTIONS
 from lazyarray.passes.fusion import _cheap
@@ -58,7 +58,7 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
     if full_outs:
         passes.append([o for _, o in full_outs])
     first: dict[int, int] = {}
-    raw = [_ancestors(comp, spec, roots, row) - row for roots in passes]
+    raw = [ancestors(comp, spec, roots, row) - row for roots in passes]
     for n, need in enumerate(raw):
         for i in need:
             first.setdefault(i, n)
@@ -84,15 +84,15 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
             elif ins.opcode in MOVEMENT:
                 out.append(f"x{i} = x{ins.operands[0]}")
             elif ins.is_elementwise:
-                out.append(f"x{i} = {_expr(comp, i)}")
-                out += _fp_line(comp, i, set())
+                out.append(f"x{i} = {expr_of(comp, i)}")
+                out += fp_line(comp, i, set())
             done_row.add(i)
         return out
 
     lines += row_values()
     for n, roots in enumerate(passes):
         stop = row | {i for i in scratch if first[i] < n}
-        need = _ancestors(comp, spec, roots, stop) - stop
+        need = ancestors(comp, spec, roots, stop) - stop
         aliases = {i: f"scr{i}[i1]" for i in scratch if first[i] < n and i in raw[n]}
         store = [f"scr{i}[i1] = x{i}" for i in sorted(scratch) if first[i] == n]
         if n < len(reds):
@@ -102,11 +102,11 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
             done_row.add(r)
             lines += row_values()
         else:
-            body = _body(comp, spec, idx, set(), only=need, aliases=aliases)
+            body = loop_body(comp, spec, idx, set(), only=need, aliases=aliases)
             body += [f"out{out_at[o]}[i0, i1] = x{o}" for o in roots]
-            lines += ["for i1 in range(n1):", *_indent(body + store, 1)]
+            lines += ["for i1 in range(n1):", *indent(body + store, 1)]
     lines += [f"out{k}[i0] = x{o}" for k, o in row_outs]
-    return _indent(["for i0 in prange(n0):", *_indent(lines, 1)], 1)
+    return indent(["for i0 in prange(n0):", *indent(lines, 1)], 1)
 
 
 def _reduce_pass(comp: Module, spec: Spec, idx: list[str], r: int, need: set[int],
@@ -118,40 +118,40 @@ def _reduce_pass(comp: Module, spec: Spec, idx: list[str], r: int, need: set[int
     acc_t = np_type(acc_dtype(rdef.name, rins.dtype))
     v = rins.operands[0]
     k = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "reduce"].index(r)
-    body = _body(comp, spec, idx, set(), only=need, aliases=aliases)
+    body = loop_body(comp, spec, idx, set(), only=need, aliases=aliases)
     combine = vector_combine(rins) or rdef.combine
     step = lambda lane, x: f"acc{lane} = {acc_t}({combine.format(f'acc{lane}', x)})"  # noqa: E731
     lines, alloc = [], []
     load = None
     if v in aliases:  # the operand is in a scratch buffer already
         body, load = [], lambda q: f"scr{v}[{q}]"
-    elif not vector_combine(rins) and any(m in line for line in body for m in _VECTOR_MATH):
+    elif not vector_combine(rins) and any(m in line for line in body for m in VECTOR_MATH):
         # the operand for the whole row first (vectorized), then the accumulation (a float
         # sum, max or min vectorizes with the math in one loop)
         buf = f"scr{v}" if f"scr{v}[i1] = x{v}" in store else f"vec{r}"
         if buf == f"vec{r}":
             alloc.append(f"{buf} = np.empty(n1, {np_type(comp.instrs[v].dtype)})")
             store = [*store, f"{buf}[i1] = x{v}"]
-        lines += ["for i1 in range(n1):", *_indent(body + store, 1)]
+        lines += ["for i1 in range(n1):", *indent(body + store, 1)]
         body, store, load = [], [], lambda q: f"{buf}[{q}]"
     if vector_combine(rins):  # one accumulator, vectorized by LLVM (see `vector_combine`)
         lines += [f"acc0 = init{k}", "for i1 in range(n1):"]
-        lines += _indent([*body, *store, step(0, f"x{v}")] if load is None else
+        lines += indent([*body, *store, step(0, f"x{v}")] if load is None else
                          [step(0, load("i1"))], 1)
     else:
         lines += [f"acc{j} = init{k}" for j in range(4)]
         lines.append("for q in range(0, n1 - 3, 4):")
         for j in range(4):
             if load is None:
-                lines += _indent([f"i1 = q + {j}", *body, *store, step(j, f"x{v}")], 1)
+                lines += indent([f"i1 = q + {j}", *body, *store, step(j, f"x{v}")], 1)
             else:
-                lines += _indent([step(j, load(f"q + {j}"))], 1)
+                lines += indent([step(j, load(f"q + {j}"))], 1)
         lines.append("for i1 in range(n1 // 4 * 4, n1):")
-        lines += _indent([*body, *store, step(0, f"x{v}")] if load is None else
+        lines += indent([*body, *store, step(0, f"x{v}")] if load is None else
                          [step(0, load("i1"))], 1)
         lines += [step(0, "acc1"), step(2, "acc3"), step(0, "acc2")]
     lines.append(f"x{r} = {np_type(rins.dtype)}(acc0)")
-    if _reduce_may_raise(comp, r):
-        lines.append(f"fpf |= {_nonfinite(f'x{r}')}")
+    if reduce_may_raise(comp, r):
+        lines.append(f"fpf |= {nonfinite_test(f'x{r}')}")
     return alloc, lines
 

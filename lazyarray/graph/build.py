@@ -17,6 +17,7 @@ from lazyarray.graph.node import Node, constant
 from lazyarray.ops.dtypes import scalar_as, ufunc_loop, weak_type
 from lazyarray.ops.indexing import check_bounds, other_axes
 from lazyarray.ops.table import OPS, REDUCTIONS
+from lazyarray.runtime import pool
 
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
@@ -505,7 +506,7 @@ def advanced_getitem(node: Node, key) -> Node:
                         f"axis is {k.shape[d]}")
             from lazyarray.backends import numba_cpu  # (the mask's indices on all threads)
 
-            for d, nz in enumerate(numba_cpu.nonzero(k)):
+            for d, nz in enumerate(numba_cpu.nonzero(k, pool.empty)):
                 adv.append((buffer_of(nz), pos, ax + d))
         elif isinstance(k, Node):
             adv.append((k, pos, ax))

@@ -23,8 +23,8 @@ import numpy as np
 
 from lazyarray import config, stats
 from lazyarray.runtime import background
-from lazyarray.codegen.cpu import (CODEGEN_VERSION, Unsupported, acc_dtype, partial_mode,
-                                   has_row_lanes, render, row_lanes)
+from lazyarray.codegen.body import Unsupported, acc_dtype, has_row_lanes, row_lanes
+from lazyarray.codegen.cpu import CODEGEN_VERSION, partial_mode, render
 from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import MOVEMENT, Instr, Module
 from lazyarray.ir.interpret import apply_movement, interpret
@@ -831,10 +831,10 @@ def _owes_exact_warnings(comp: Module) -> bool:
 
 @functools.lru_cache(maxsize=512)
 def _may_flag(comp: Module) -> bool:
-    from lazyarray.codegen.cpu import _reduce_may_raise, fp_check
+    from lazyarray.codegen.body import reduce_may_raise, fp_check
 
     return any(fp_check(comp, i) is not None or ins.opcode in ("reduce", "scan")
-               and _reduce_may_raise(comp, i) for i, ins in enumerate(comp.instrs))
+               and reduce_may_raise(comp, i) for i, ins in enumerate(comp.instrs))
 
 
 def _donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray,
