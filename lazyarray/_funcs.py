@@ -166,6 +166,8 @@ def copyto(dst, src, casting="same_kind", where=True):
     if isinstance(dst, Array) and dst._is_scalar():
         raise TypeError(f"copyto() argument 1 must be numpy.ndarray, not numpy."
                         f"{dst.dtype.type.__name__}")
+    if type(src) is int and isinstance(dst, Array) and dst.dtype.kind in "iu":
+        np.asarray(src, dtype=dst.dtype)  # a Python int must fit, checked first (NEP 50)
     if src is not dst and isinstance(dst, Array) and not dst.flags.writeable:
         raise ValueError("assignment destination is read-only")  # (before the cast, as NumPy)
     if type(src) in (bool, int, float, complex) and casting != "unsafe":

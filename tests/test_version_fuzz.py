@@ -266,6 +266,12 @@ FOUND = {
         "v = a + 0",
         "v[numpy.roll(numpy.arange({N}), 1)] += v",  # v[[2, 0, 1]] += v at 3 elements
     ], ["a", "v"]),
+    "python_int_out_of_range_is_reported_before_the_read_only_destination": ([
+        "a = xp.asarray(numpy.arange({N}).astype('uint8'))",
+        "r = xp.broadcast_to(a, (2, {N}))",
+        "!xp.copyto(r, -2)",  # NumPy: OverflowError (the int's range comes first)
+        "!xp.copyto(r, 300)",
+    ], ["a", "r"]),
     "read_only_destination_is_reported_before_casting": ([
         "a = xp.asarray(numpy.arange({N}))",
         "r = xp.broadcast_to(a, (2, {N}))",
