@@ -570,7 +570,7 @@ def _result_order(args, shape, copy: bool = False) -> tuple | None:
     pairs = [p for p in map(_layout_pair, args) if p is not None]
     if all(_c_ordered(*p, copy) for p in pairs):
         return None
-    return memory_order(pairs, shape, copy)
+    return memory_order(tuple(pairs), tuple(shape), copy)
 
 
 def _c_ordered(shape, strides, copy: bool = False) -> bool:
@@ -628,8 +628,8 @@ def _gather_order(layout: np.ndarray, node: Node) -> tuple | None:
         return None
     axes, offsets = node.attr("axes"), node.attr("offset_dims")
     others = [a for a in range(layout.ndim) if a not in axes]
-    sub = memory_order([(tuple(layout.shape[a] for a in others),
-                         tuple(layout.strides[a] for a in others))], [0] * len(others))
+    sub = memory_order(((tuple(layout.shape[a] for a in others),
+                         tuple(layout.strides[a] for a in others)),), (0,) * len(others))
     perm = [d for d in range(len(node.shape)) if d not in offsets]
     perm += [offsets[i] for i in (sub if sub is not None else range(len(others)))]
     return None if perm == sorted(perm) else tuple(perm)
@@ -2027,7 +2027,7 @@ class Array:
         layout = self._layout()
         if order in ("K", "A", None):
             if order == "K" and self.ndim > 1:
-                perm = memory_order([(layout.shape, layout.strides)], layout.shape)
+                perm = memory_order(((layout.shape, layout.strides),), layout.shape)
                 if perm is not None:
                     return self.transpose(perm).ravel("C")
             order = "F" if order == "A" and layout.flags.f_contiguous and not \

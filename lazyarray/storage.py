@@ -22,6 +22,8 @@ a write translates its region through `transpose(node, perm)` (see `Array._write
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -74,12 +76,13 @@ def order_of(v) -> tuple[int, ...] | None:
     """The memory order of a NumPy value (slowest axis first); None for C order."""
     if type(v) is not np.ndarray or v.ndim < 2 or v.flags.c_contiguous:
         return None
-    return memory_order([(v.shape, v.strides)], v.shape)
+    return memory_order(((v.shape, v.strides),), v.shape)
 
 
+@functools.lru_cache(maxsize=4096)  # (layouts recur: the same views in every loop iteration)
 def memory_order(layouts, shape, copy: bool = False) -> tuple[int, ...] | None:
     """The order (slowest axis first) in which NumPy lays out a new array of `shape`
-    computed from arrays with these layouts ((shape, strides) pairs) under order "K": an
+    computed from arrays with these layouts (a tuple of (shape, strides) pairs) under order "K": an
     insertion sort over the axes in which an operand votes on two axes only where it is
     longer than one along both, and C order wins a conflict. A ufunc's iterator also leaves
     out the votes of stride-zero (broadcast) axes; a copy (`astype`, `np.copy`, `*_like`,

@@ -132,7 +132,7 @@ def test_memory_order_is_numpys_iterator_order(ops):
     elif len(ops) == 2:
         out = ops[0] + ops[1]
     shape = out.shape
-    perm = memory_order([(o.shape, o.strides) for o in ops], shape)
+    perm = memory_order(tuple((o.shape, o.strides) for o in ops), shape)
     from lazyarray.storage import packed_strides
     strides = packed_strides(shape, out.itemsize, perm)
     assert [s for s, n in zip(strides, shape) if n > 1] == \
