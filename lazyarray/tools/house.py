@@ -20,13 +20,16 @@ TOOLS = ("tools/", "showcase.py", "showcase_dask.py", "__main__.py", "_coverage.
 WORKLOAD = re.compile(r"\bW[1-9]\b")
 LONG_FILE = 800
 
-# The figures as they stand; a change may lower them, never raise them.
+# The figures as they stand; a change may lower them, never raise them. First measured: 32
+# modules in 3 cycles, 118 function-level and 104 private cross-module imports, 5 files over
+# 800 lines, 63 workload names; then codegen/body.py and the pool's allocator parameter
+# removed two cycles.
 CEILINGS = {
-    "modules in cycles": 32,
-    "cycles": 3,
-    "function-level imports": 118,
-    "private cross-module imports": 104,
-    "files over 800 lines": 5,
+    "modules in cycles": 27,
+    "cycles": 1,
+    "function-level imports": 116,
+    "private cross-module imports": 84,
+    "files over 800 lines": 4,
     "workload names in core code": 63,
 }
 
