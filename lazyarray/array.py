@@ -273,6 +273,9 @@ class ufunc:
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional "
                             f"arguments but {len(args)} were given")
+        for o in (out if isinstance(out, tuple) else (out,)):
+            if type(o) is Array and not o._is_scalar() and not o._layout().flags.writeable:
+                raise ValueError("output array is read-only")  # (NumPy: before the types)
         if where is not True or kwargs or casting != "same_kind" or self._rows[0] not in OPS:
             if self._rows[0] not in OPS and self._np.signature is None:  # bad dtypes: fail now
                 self._np.resolve_dtypes((*(a.dtype if isinstance(a, Array) else

@@ -266,6 +266,12 @@ FOUND = {
         "v = a + 0",
         "v[numpy.roll(numpy.arange({N}), 1)] += v",  # v[[2, 0, 1]] += v at 3 elements
     ], ["a", "v"]),
+    "read_only_out_is_reported_before_the_operand_types": ([
+        "b = xp.asarray(numpy.arange({N}) % 2 == 0)",
+        "v = b.imag",  # read-only zeros
+        "!xp.subtract(v, v, out=v)",  # NumPy: ValueError (read-only), not the bool TypeError
+        "!xp.negative(v, out=v)",
+    ], ["b", "v"]),
     "python_int_out_of_range_is_reported_before_the_read_only_destination": ([
         "a = xp.asarray(numpy.arange({N}).astype('uint8'))",
         "r = xp.broadcast_to(a, (2, {N}))",
