@@ -13,6 +13,11 @@ from numpy.exceptions import AxisError
 
 from lazyarray.array import (Array, _fallback, as_node, eager_result, eager_values, in_order,
                              wrap)
+from lazyarray._creation import asarray
+from lazyarray._funcs import where
+from lazyarray._manipulation import moveaxis, stack
+from lazyarray._reductions import mean
+from lazyarray._ufuncs import floor_divide, isnan, remainder
 from lazyarray.graph.node import Node
 from lazyarray.ops.library import LIBRARY, attrs_for, params_of
 
@@ -37,7 +42,6 @@ def library_call(target: str, operands, params: dict, results) -> Array | tuple[
 
 
 def _arr(x) -> Array:
-    from lazyarray._creation import asarray
 
     return x if isinstance(x, Array) else asarray(x)
 
@@ -148,7 +152,6 @@ def _along_last(a: Array, axis, kth: list[int]) -> Array:
     linear time of NumPy's introselect instead of a sort's n log n (as numpy.median does).
     Where `a` is a float array, its last position too: NaNs sort last, so it is NaN exactly
     where the slice holds one."""
-    from lazyarray._manipulation import moveaxis
 
     n = a.size if axis is None else a.shape[_norm_axis(axis, a.ndim)]
     ks = sorted({*kth, *([n - 1] if a.dtype.kind == "f" else [])})
@@ -168,9 +171,6 @@ def _keep(r: Array, a: Array, axis, keepdims: bool) -> Array:
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median along `axis` (numpy.median): NaN where a slice holds a NaN."""
-    from lazyarray._funcs import where
-    from lazyarray._reductions import mean
-    from lazyarray._ufuncs import isnan
 
     values = eager_values((a,)) if out is None else None
     if values is not None:  # the eager tier
@@ -200,9 +200,6 @@ def _check_q(q, scale: float):
 
 
 def _quantile(a, q, axis, method, keepdims, weights, scale, np_fn, name):
-    from lazyarray._funcs import where
-    from lazyarray._manipulation import stack
-    from lazyarray._ufuncs import isnan
 
     lazy_q = isinstance(q, Array)
     values = eager_values((a, *([q] if lazy_q else []), *([] if weights is None else [weights])))
@@ -422,7 +419,6 @@ def _computed(x):
 def unravel_index(indices, shape, order="C"):
     """Coordinate arrays of flat indices (numpy.unravel_index), lazily with // and %; indices
     still being computed go to NumPy (their range check needs the values)."""
-    from lazyarray._ufuncs import floor_divide, remainder
 
     flat = _computed(indices)
     if flat is None:

@@ -7,7 +7,9 @@ import operator
 
 import numpy as np
 
-from lazyarray.array import Array, as_node, eager_result, eager_values, in_order
+from lazyarray._creation import asarray
+from lazyarray._funcs import where
+from lazyarray.array import Array, _fallback, as_node, eager_result, eager_values, in_order
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, constant
 
@@ -399,7 +401,6 @@ def repeat(a, repeats, axis=None):
         return eager_result(np.repeat(values[0], repeats, axis), values)  # the eager tier
     arr = _arr(a)
     if not isinstance(repeats, (int, np.integer)) and np.ndim(repeats) != 0:
-        from lazyarray.array import _fallback
 
         return _fallback(np.repeat, arr, repeats, axis)
     r = int(repeats)
@@ -455,7 +456,6 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad an array (see numpy.pad): 'constant', 'edge', 'wrap', 'reflect' and 'symmetric'
     are lazy; other modes use NumPy."""
-    from lazyarray.array import _fallback
 
     a = _arr(array)
     if np.asarray(pad_width).dtype.kind != "i":
@@ -574,7 +574,6 @@ def _tri_mask(shape, k, upper):
 
 def triu(m, k=0):
     """Upper triangle: zero below the k-th diagonal (see numpy.triu)."""
-    from lazyarray._funcs import where
 
     a = _arr(m)
     if a.ndim < 2:
@@ -584,7 +583,6 @@ def triu(m, k=0):
 
 def tril(m, k=0):
     """Lower triangle: zero above the k-th diagonal (see numpy.tril)."""
-    from lazyarray._funcs import where
 
     a = _arr(m)
     if a.ndim < 2:
@@ -593,7 +591,6 @@ def tril(m, k=0):
 
 
 def _fallback_tri(f, a, k):
-    from lazyarray.array import _fallback
 
     return _fallback(f, a, k)
 
@@ -641,7 +638,6 @@ def unstack(x, /, *, axis=0):
 def require(a, dtype=None, requirements=None, *, like=None):
     """An array satisfying `requirements` ("C", "F", "A", "W", "O", "E"): `a` itself when it
     already does, else a copy (see numpy.require)."""
-    from lazyarray._creation import asarray
 
     names = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
              "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W",

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 from lazyarray import engine
+from lazyarray.array import Array
 from lazyarray.graph.node import toposort
 from lazyarray.ir.hlo import Instr, Module
 from lazyarray.ir.lower import lower
@@ -121,7 +122,6 @@ def visualize(*arrays, filename: str | None = None) -> str:
     RuntimeError
         `filename` ends in ``.svg`` or ``.png`` and Graphviz's ``dot`` is not on the PATH.
     """
-    from lazyarray.array import Array
 
     nodes = [a._node for a in arrays if isinstance(a, Array)]
     text = to_dot(*plan(nodes))

@@ -15,14 +15,14 @@ import weakref
 
 import numpy as np
 
-from lazyarray import config, engine, stats
-from lazyarray import trace_tier as trace
+from lazyarray import config, engine, stats, trace_tier as trace
 from lazyarray.graph import build
-from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf
+from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf, toposort
 from lazyarray.ir import fpstate
+from lazyarray.ops.library import attrs_for
+from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.runtime import pool
 from lazyarray.runtime.versions import version_is_dead
-from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.storage import Storage, memory_order, packed_strides, strided_view
 
 
@@ -1175,6 +1175,8 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
         return pid
 
     def method(self, other):
+        if reflected and type(other) is complex and self._is_complex_left_of_float_scalar():
+            return py_op(other, float(self))  # Python's complex op (a float64 is a float)
         # the trace and eager tiers, inlined: the hot path of tiny-array code (W9)
         tr = self._tr
         if tr is not None and traced:  # a trace goes on (first: the hottest path)
@@ -1429,6 +1431,12 @@ class Array:
     def _layout(self) -> np.ndarray:
         return self._storage.fake() if self._proxy is None else self._proxy
 
+    def _is_complex_left_of_float_scalar(self) -> bool:
+        """Is this a float64 NumPy scalar, which Python's `complex` takes as a `float` (its
+        subclass)? `1j * np.float64(2.0)` is Python's complex `2j`, not NumPy's complex128:
+        a later `ints[0] = 2j` raises TypeError where a complex128 would warn."""
+        return not self.shape and self.dtype == _F64 and self._is_scalar()
+
     def _is_scalar(self) -> bool:
         """Does this Array stand for a NumPy scalar (a 0-d result of a computation: a full
         reduction, `dot` of vectors, one element by indexing)? Its value never changes: a
@@ -1505,7 +1513,6 @@ class Array:
     def device(self) -> str:
         """Where the data lives or will be computed: ``"cuda"`` when it lives only on the GPU
         or the evaluation runs there (``backend="cuda"``), else ``"cpu"`` (Array API)."""
-        from lazyarray.graph.node import toposort
 
         return "cuda" if engine.on_device(toposort([self._node])) else "cpu"
 
@@ -2272,7 +2279,6 @@ def _imag_part(node: Node) -> Node:
 
 
 def _bitcast(node: Node, dtype: str, shape: tuple) -> Node:
-    from lazyarray.ops.library import attrs_for
 
     return Node("custom-call", (node,), shape, np.dtype(dtype),
                 attrs_for("bitcast", {"dtype": dtype}))

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from lazyarray import config, engine, stats
-from lazyarray._export_elementwise import lower_elementwise
+from lazyarray._export_elementwise import RULES, lower_elementwise
 from lazyarray._export_emit import Emitter, UnsupportedOpError, Value
 from lazyarray._export_math import _im, _isnan, _re
 from lazyarray.array import Array
@@ -223,7 +223,6 @@ def _slice(e: Emitter, x: Value, slices) -> Value:
 
 
 def _combine(name: str):
-    from lazyarray._export_elementwise import RULES
 
     table = {"add": "add", "multiply": "multiply", "maximum": "maximum", "minimum": "minimum",
              "or": "logical_or", "and": "logical_and"}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as _np
 
 from lazyarray._coverage import module_getattr as _module_getattr
+from lazyarray._library import library_call
+from lazyarray.array import Array as _Array, _fallback
 
 __all__ = list(_np.fft.__all__)
 
@@ -23,7 +25,6 @@ def __dir__():
 
 
 # ---- transforms as library calls (custom-call nodes: lazy; the work around them fuses) -----
-from lazyarray.array import Array as _Array, _fallback  # noqa: E402
 
 _NORMS = (None, "backward", "ortho", "forward")
 
@@ -46,7 +47,6 @@ def _out_dtype(fn: str, a: _Array):
 
 
 def _call(fn: str, a, shape, params, dtype=None):
-    from lazyarray._library import library_call
 
     a = _arr(a)
     return library_call(fn, [a], params, (shape, dtype or _out_dtype(fn, a)))

@@ -14,9 +14,10 @@ import math
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from lazyarray import _library
 from lazyarray._coverage import module_getattr as _module_getattr
-from lazyarray._reductions import _whole
 from lazyarray._products import eager_operand as _eager_operand
+from lazyarray._reductions import _whole
 from lazyarray.array import Array, _fallback, _writable_alias, eager_result, eager_values
 
 __all__ = list(_np.linalg.__all__)
@@ -199,7 +200,6 @@ def matrix_transpose(x, /):
 
 # ---- LAPACK as library calls (custom-call nodes: lazy; the work around them fuses) ---------
 def _lib():
-    from lazyarray import _library
 
     return _library
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lazyarray.config import BACKENDS
 from lazyarray.debug import SNAPSHOT_FORMAT, describe, versions
 from lazyarray.ir.interpret import interpret
 from lazyarray.ir.text import parse_module, type_str
+from lazyarray.runtime.executor import execute
 
 RTOL = {"f2": 1e-2, "f4": 1e-4, "c8": 1e-4, "f8": 1e-7, "c16": 1e-7}  # summation order differs
 
@@ -82,8 +84,6 @@ def _module(path: str, name: str):
 def run(path: str, backend: str = "cpu", inputs: list | None = None) -> list[np.ndarray]:
     """Run the snapshot's optimized HLO on `backend` ("cpu": compiled kernels; "numpy": the
     interpreter, fusion by fusion), on its recorded inputs unless `inputs` are given."""
-    from lazyarray.config import BACKENDS
-    from lazyarray.runtime.executor import execute
 
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from lazyarray.trace_tier import PROMOTE
 
 __all__ = ["main", "WORKLOADS"]
 
@@ -699,7 +700,6 @@ def run_case(wl: Workload, size: int, env: Env, opts: argparse.Namespace,
             if name == "lazyarray" and warm[name] < 5e-3:
                 # tiny arrays: the trace tier compiles a recurring chain's loop after
                 # PROMOTE runs, on the background build thread; measure the steady state
-                from lazyarray.trace_tier import PROMOTE
 
                 for _ in range(PROMOTE):
                     del out

@@ -59,12 +59,15 @@ import warnings
 
 import numpy as np
 
-from lazyarray import stats
-from lazyarray.config import TINY
-from lazyarray.config import get as _config_get
-from lazyarray.runtime import background
+from lazyarray import config, debug, engine, stats
+from lazyarray.codegen.body import FP_QUIET, SLOW_PATH, nonfinite_test, scalar_call
+from lazyarray.config import TINY, get as _config_get
+from lazyarray.graph import build
+from lazyarray.graph.node import leaf
 from lazyarray.ir import fpstate
+from lazyarray.ir.lower import lower
 from lazyarray.ops.table import OPS
+from lazyarray.runtime import background, diskcache
 
 LEAF, SCALAR = 0, 1
 MAX_OPS = 128  # operations per program: bounds compile time and the recursion of a walk
@@ -284,7 +287,6 @@ class Program:
         stored once, and a count of elements where a step may have raised a flag. `total`:
         the loop also returns the sum of its results, added in NumPy's pairwise order
         (`_h.pairwise_sum`), so that a sum of a trace gives np.add.reduce's bits."""
-        from lazyarray.codegen.body import FP_QUIET, SLOW_PATH, nonfinite_test, scalar_call
 
         def arg(name: str) -> str:
             return f"L{name[1:]}[i]" if name[0] == "L" else (
@@ -368,7 +370,6 @@ class Program:
         ufuncs applied to it; NaN ("recheck on NumPy") when the loop counted a flag or when
         any of these values is not finite (a flag may have been raised: NumPy's run decides
         the value and the warnings)."""
-        from lazyarray.codegen.body import SLOW_PATH, nonfinite_test, scalar_call
 
         t = self.total
         lines = ["    if fpe:", "        return np.nan",
@@ -429,7 +430,6 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = F
     import numba
 
     from lazyarray.backends import numba_cpu
-    from lazyarray.runtime import diskcache
 
     source = prog._kernel_source(total=True) if total else prog.source
     key = "t" + hashlib.sha256(source.encode()).hexdigest()[:23]
@@ -592,8 +592,6 @@ def graph(tr: tuple):
 def _lift(tr: tuple):
     """`graph(tr)`, and per leaf of `tr` the array its buffer node holds (one node per
     distinct leaf: `where(x > 0.5, x * 2, ...)` reads one parameter, as the lazy tier's)."""
-    from lazyarray.graph import build
-    from lazyarray.graph.node import leaf
 
     pid, leaves, scalars, n_scalars, shape = tr[:5]
     prog = _program(pid)
@@ -691,7 +689,6 @@ def _bind_engine() -> None:
     """The engine's functions a replay calls, bound once (the engine imports this module:
     an import inside `force_large` cost each call a trip through the import machinery)."""
     global _replay, _TRACING_GET
-    from lazyarray import engine
 
     _replay, _TRACING_GET = engine.replay, engine.TRACING.get
 
@@ -701,8 +698,6 @@ _replay = _TRACING_GET = None
 
 def _evaluate_large(tr: tuple, attach) -> None:
     """`force_large` on the trace's graph; the evaluation is remembered when it qualifies."""
-    from lazyarray import config, debug, engine
-    from lazyarray.ir.lower import lower
 
     node, values = _lift(tr)
     attach(node)

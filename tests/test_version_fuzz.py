@@ -266,6 +266,15 @@ FOUND = {
         "v = a + 0",
         "v[numpy.roll(numpy.arange({N}), 1)] += v",  # v[[2, 0, 1]] += v at 3 elements
     ], ["a", "v"]),
+    "python_complex_times_a_float64_scalar_is_a_python_complex": ([
+        "a = xp.asarray(numpy.arange({N}).astype('uint8'))",
+        "f = xp.asarray(numpy.zeros({N}))",
+        "s = xp.dot(f, f)",  # a float64 scalar
+        "z = 1j * s",  # Python's complex (float64 subclasses float), not a complex128
+        "!a[-1:] = z",  # NumPy: TypeError (int() of a complex)
+        "!f[:2] = z",  # TypeError (float() of a complex)
+        "check('z', z)",
+    ], ["a", "f"]),
     "read_only_out_is_reported_before_the_operand_types": ([
         "b = xp.asarray(numpy.arange({N}) % 2 == 0)",
         "v = b.imag",  # read-only zeros

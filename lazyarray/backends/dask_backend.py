@@ -37,9 +37,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       ) from exc
 
 from lazyarray import config, stats
-from lazyarray.ir.hlo import MOVEMENT, SOURCES, Builder, Instr, Module
+from lazyarray.engine import optimize
+from lazyarray.graph.node import Node, toposort
+from lazyarray.ir.hlo import Builder, Instr, MOVEMENT, Module, SOURCES
 from lazyarray.ir.interpret import apply_movement, evaluate
+from lazyarray.ir.lower import lower
 from lazyarray.ops.table import REDUCTIONS, reduce_init
+from lazyarray.passes import DEVICE_PIPELINE
+from lazyarray.runtime import executor
 from lazyarray.runtime.executor import run_fusion
 from lazyarray.runtime.layout import load_points
 
@@ -449,7 +454,6 @@ def from_dask(darr) -> object:
     """A lazy array over a dask array (its chunks are kept; see `lazyarray.from_dask`)."""
     global foreign_leaves
     from lazyarray.array import Array
-    from lazyarray.graph.node import Node
 
     if not isinstance(darr, da.Array):
         raise TypeError(f"from_dask expects a dask.array.Array, not {type(darr).__name__}")
@@ -469,7 +473,6 @@ def from_dask(darr) -> object:
 def kernel_builds() -> dict[str, int]:
     """Per kernel key, how many times this process built it (compiled or loaded from disk):
     the dispatchers' specializations. `Client.run(kernel_builds)` asks every worker."""
-    from lazyarray.runtime import executor
 
     with executor._cache_lock:
         entries = list(executor._cache.values())
@@ -486,10 +489,6 @@ def resolve_leaves(order) -> None:
 
 def to_dask(node, chunks=None):
     """The dask array computing `node` (see `Array.to_dask`)."""
-    from lazyarray.engine import optimize
-    from lazyarray.passes import DEVICE_PIPELINE
-    from lazyarray.graph.node import toposort
-    from lazyarray.ir.lower import lower
 
     if node.realized:
         return source(node.value, config.get().chunks if chunks is None else chunks)

@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 from numpy.exceptions import AxisError
 
-from lazyarray.graph.node import Node, constant
+from lazyarray.graph.node import Node, buffer, constant
 from lazyarray.ops.dtypes import scalar_as, ufunc_loop, weak_type
 from lazyarray.ops.indexing import check_bounds, other_axes
 from lazyarray.ops.table import OPS, REDUCTIONS
@@ -578,6 +578,5 @@ def advanced_getitem(node: Node, key) -> Node:
 
 
 def buffer_of(values: np.ndarray) -> Node:
-    from lazyarray.graph.node import buffer
 
     return buffer(np.ascontiguousarray(values))

@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from lazyarray import config
-from lazyarray.runtime import pool
+from lazyarray.runtime import diskcache, pool
 
 log = logging.getLogger("lazyarray")
 
@@ -148,7 +148,6 @@ def _load():
     numpys.scipy_openblas_get_corename64_.restype = ctypes.c_char_p
     if numpys.scipy_openblas_get_corename64_().decode() not in ("Haswell", "Zen"):
         return None  # it runs AVX-512 kernels already, or this is not the case we know
-    from lazyarray.runtime import diskcache
 
     # in the versioned kernel directory: private to the user (checked), gone with this NumPy
     copy = os.path.join(diskcache.cache_dir(), "blas", os.path.basename(found[0]))

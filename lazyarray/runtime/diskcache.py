@@ -19,6 +19,7 @@ import tempfile
 import numpy as np
 
 from lazyarray import config
+from lazyarray.codegen.cpu import CODEGEN_VERSION
 
 log = logging.getLogger("lazyarray")
 
@@ -35,7 +36,6 @@ def version_tag() -> str:
     import importlib.util
 
     from lazyarray import __version__
-    from lazyarray.codegen.cpu import CODEGEN_VERSION
 
     # read, not imported: importing Numba here would cost a first call ~0.5 s
     numba_version, llvmlite_version = _dist_version("numba"), _dist_version("llvmlite")

@@ -22,17 +22,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lazyarray import config, stats
-from lazyarray.runtime import background
-from lazyarray.codegen.body import Unsupported, acc_dtype, has_row_lanes, row_lanes
+from lazyarray.codegen.body import (Unsupported, acc_dtype, fp_check, has_row_lanes,
+                                    reduce_may_raise, row_lanes)
 from lazyarray.codegen.cpu import CODEGEN_VERSION, partial_mode, render
 from lazyarray.ir import fpstate
-from lazyarray.ir.hlo import MOVEMENT, Instr, Module
+from lazyarray.ir.hlo import Instr, MOVEMENT, Module
 from lazyarray.ir.interpret import apply_movement, interpret
-from lazyarray.ops import library
 from lazyarray.ir.text import print_computation
+from lazyarray.ops import library
 from lazyarray.ops.table import reduce_init
-from lazyarray.runtime import blas, diskcache, pool
 from lazyarray.passes.rows import row_space
+from lazyarray.runtime import background, blas, diskcache, pool
 from lazyarray.runtime.layout import Launch, moment_blocks, plan, span
 from lazyarray.storage import box, copy_outside, strided_view
 
@@ -831,7 +831,6 @@ def _owes_exact_warnings(comp: Module) -> bool:
 
 @functools.lru_cache(maxsize=512)
 def _may_flag(comp: Module) -> bool:
-    from lazyarray.codegen.body import reduce_may_raise, fp_check
 
     return any(fp_check(comp, i) is not None or ins.opcode in ("reduce", "scan")
                and reduce_may_raise(comp, i) for i, ins in enumerate(comp.instrs))

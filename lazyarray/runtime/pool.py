@@ -17,6 +17,7 @@ import sys
 import threading
 
 import numpy as np
+from lazyarray.storage import strided_view
 
 MIN_BYTES = 1 << 18  # smaller arrays stay with malloc (docs/performance.md: where it trims)
 MAX_BYTES = 512 << 20
@@ -126,7 +127,6 @@ def place(out: np.ndarray, value: np.ndarray, offset: int, strides) -> np.ndarra
     threads when both are contiguous (`copy`) or made of contiguous rows (a column block).
     A value that may overlap the region (`a[1:] = a[:-1]` in place) takes NumPy's
     assignment, which handles the overlap (the byte loops assume none)."""
-    from lazyarray.storage import strided_view
 
     view = strided_view(out.reshape(-1), offset, value.shape, strides)
     if (type(value) is np.ndarray and value.nbytes >= MIN_BYTES and value.dtype == out.dtype
