@@ -168,7 +168,9 @@ def copyto(dst, src, casting="same_kind", where=True):
                         f"{dst.dtype.type.__name__}")
     if type(src) is int and isinstance(dst, Array) and dst.dtype.kind in "iu":
         np.asarray(src, dtype=dst.dtype)  # a Python int must fit, checked first (NEP 50)
-    if src is not dst and isinstance(dst, Array) and not dst.flags.writeable:
+    if _same_elements(dst, src):
+        return  # NumPy copies nothing, and checks no write flag (`copyto(r[:], r)`)
+    if isinstance(dst, Array) and not dst.flags.writeable:
         raise ValueError("assignment destination is read-only")  # (before the cast, as NumPy)
     if type(src) in (bool, int, float, complex) and casting != "unsafe":
         # a Python scalar is weak (NEP 50): its kind decides the cast, and its value must fit
@@ -189,11 +191,20 @@ def copyto(dst, src, casting="same_kind", where=True):
     if isinstance(src, Array) and src.dtype != dst.dtype and src._is_scalar():
         src = src.astype(dst.dtype)  # (a cast, as NumPy's copyto: not setitem's checks)
     if where is True:
-        if src is dst:  # NumPy copies nothing, and checks no write flag
-            return
         dst[...] = src
     else:
         dst[...] = globals()["where"](where, src, dst)
+
+
+def _same_elements(dst, src) -> bool:
+    """Do `dst` and `src` view the same elements of one storage in the same order?"""
+    if dst is src:
+        return True
+    if type(dst) is not Array or type(src) is not Array or dst._storage is not src._storage:
+        return False
+    d, s = dst._layout(), src._layout()
+    return (d.shape == s.shape and d.strides == s.strides and d.dtype == s.dtype
+            and d.__array_interface__["data"][0] == s.__array_interface__["data"][0])
 
 
 def putmask(a, mask, values):

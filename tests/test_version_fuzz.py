@@ -266,6 +266,14 @@ FOUND = {
         "v = a + 0",
         "v[numpy.roll(numpy.arange({N}), 1)] += v",  # v[[2, 0, 1]] += v at 3 elements
     ], ["a", "v"]),
+    "copyto_of_the_same_elements_into_a_read_only_view_copies_nothing": ([
+        "a = xp.asarray(numpy.arange(float({N})))",
+        "v = a.imag",  # read-only zeros
+        "xp.copyto(v[:], v)",  # NumPy: the same elements in the same order: no write, no check
+        "!xp.copyto(v[::-1], v)",  # reversed: ValueError (read-only)
+        "r = xp.broadcast_to(a, (2, {N}))",
+        "!xp.copyto(r, a)",
+    ], ["a", "v"]),
     "python_complex_times_a_float64_scalar_is_a_python_complex": ([
         "a = xp.asarray(numpy.arange({N}).astype('uint8'))",
         "f = xp.asarray(numpy.zeros({N}))",
