@@ -1785,10 +1785,11 @@ class Array:
             raise TypeError(f"'{type(self.dtype.type(0)).__name__}' object does not support "
                             "item assignment")
         if type(value) is Array and value.dtype != self.dtype and (
-                self.dtype.kind in "iu" or value.dtype.kind == "c") and value._is_scalar():
-            # a NumPy scalar, computed now if pending: NumPy's conversion (NaN into an int
-            # raises ValueError, inf or an int out of range OverflowError), as `a[0] /= a[0]`
-            value = value._value()[()]
+                self.dtype.kind in "iu" or value.dtype.kind == "c") and value._is_scalar() \
+                and (value._val is not None or value._st is not None
+                     and value._st.node.op == "buffer"):  # (computed: a write stays lazy)
+            value = value._value()[()]  # a NumPy scalar: NumPy's conversion (NaN into an
+            # int raises ValueError, an int out of range OverflowError), as `a[0] /= a[0]`
         if self._chain and any(fn in _PARTS for fn, _ in self._chain):
             return self._write_part(key, value)
         if (self._val is not None or not self._chain) and self._small_write(key, value):
