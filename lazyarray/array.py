@@ -1360,6 +1360,15 @@ _modules = sys.modules
 _RED, _FUNCS = "lazyarray._reductions", "lazyarray._funcs"
 
 
+def _scalar_check_needed(value: "Array", dtype: np.dtype) -> bool:
+    """Whether writing the scalar `value` into an array of `dtype` is a conversion NumPy
+    checks element by element (a float or complex into ints, an int into a narrower int,
+    a complex into reals): then NumPy needs the value at the write."""
+    if value.dtype == dtype or np.can_cast(value.dtype, dtype, "safe"):
+        return False
+    return (dtype.kind in "iu" or value.dtype.kind == "c") and value._is_scalar()
+
+
 class Array:
     """A lazy n-dimensional array (lazyarray's ``ndarray``).
 
@@ -1784,12 +1793,10 @@ class Array:
         if not self._chain and self._is_scalar():
             raise TypeError(f"'{type(self.dtype.type(0)).__name__}' object does not support "
                             "item assignment")
-        if type(value) is Array and value.dtype != self.dtype and (
-                self.dtype.kind in "iu" or value.dtype.kind == "c") and value._is_scalar() \
-                and (value._val is not None or value._st is not None
-                     and value._st.node.op == "buffer"):  # (computed: a write stays lazy)
-            value = value._value()[()]  # a NumPy scalar: NumPy's conversion (NaN into an
-            # int raises ValueError, an int out of range OverflowError), as `a[0] /= a[0]`
+        if type(value) is Array and _scalar_check_needed(value, self.dtype):
+            value = value._value()[()]  # a NumPy scalar, computed now if pending: NumPy's
+            # conversion raises at this line (NaN into ints ValueError, inf or an int out of
+            # range OverflowError), as for `a[0] /= a[0]`
         if self._chain and any(fn in _PARTS for fn, _ in self._chain):
             return self._write_part(key, value)
         if (self._val is not None or not self._chain) and self._small_write(key, value):

@@ -358,6 +358,17 @@ def execute(xp, instr, vals, perturb=None):
     raise AssertionError(instr)
 
 
+def checked_scalar_write(instr, vals):
+    """A write of a NumPy scalar into an array whose dtype NumPy checks the value against
+    (a float into ints, say): the only building step that may evaluate."""
+    kind, _, p = instr
+    if kind != "setslice":
+        return False
+    src, dst = vals[p[2]], vals[-1]
+    return src.ndim == 0 and not np.can_cast(src.dtype, dst.dtype, "safe") and (
+        dst.dtype.kind in "iu" or src.dtype.kind == "c")
+
+
 def plan(program):
     """Resolve every step against NumPy's shapes; return the instructions
     and the NumPy values."""
@@ -537,14 +548,17 @@ def test_random_programs(mode, program):
     note("program:\n" + "\n".join(lines))
     alts = perturbed_runs(program, instrs)
 
-    before = la.cache_info()
     la_vals = [la.asarray(a) for a in program.inputs]
     with np.errstate(all="ignore"):
         for instr in instrs:
+            before = la.cache_info()
             la_vals.append(execute(la, instr, la_vals))
-    built = la.cache_info()
-    assert built["materializations"] == before["materializations"], "building the program evaluated something"
-    assert built["kernels_launched"] == before["kernels_launched"]
+            if checked_scalar_write(instr, la_vals):
+                continue  # NumPy needs the scalar's value at this line, to raise or not
+            built = la.cache_info()
+            assert built["materializations"] == before["materializations"], (
+                f"building {instr} evaluated something")
+            assert built["kernels_launched"] == before["kernels_launched"]
 
     assert la.evaluate(*la_vals) is None
     after_eval = la.cache_info()
