@@ -11,7 +11,7 @@ from __future__ import annotations
 import os as _os
 import sys as _sys
 
-__version__ = "0.1.0"
+from lazyarray.version import __version__  # noqa: F401
 
 # Numba's OpenMP workers spin against OpenBLAS's on small machines unless told to yield soon
 # (measured: 2 us kernel launches instead of milliseconds). Must happen before Numba loads.
@@ -30,6 +30,7 @@ import functools as _functools  # noqa: E402
 import numpy as _np  # noqa: E402
 
 from lazyarray import engine as _engine  # noqa: E402
+from lazyarray import passes as _passes  # noqa: E402
 from lazyarray import stats as _stats  # noqa: E402
 from lazyarray._creation import (  # noqa: E402
     array, asanyarray, asarray, ascontiguousarray, asfortranarray, empty, empty_like, eye, full, full_like,
@@ -71,6 +72,7 @@ from lazyarray._reductions import (  # noqa: E402
 )
 from lazyarray._ufuncs import *  # noqa: E402,F403
 from lazyarray.array import Array, _fallback, may_share_memory, shares_memory, ufunc  # noqa: E402
+from lazyarray import _methods  # noqa: E402,F401  (the methods that are namespace functions)
 from lazyarray.config import options  # noqa: E402
 from lazyarray.jit import JitWarning, jit  # noqa: E402
 from lazyarray._visualize import visualize  # noqa: E402
@@ -145,7 +147,7 @@ def from_dask(darr, /) -> Array:
     """
     from lazyarray.backends import dask_backend
 
-    return dask_backend.from_dask(darr)
+    return Array(dask_backend.from_dask(darr))
 
 
 def cache_info() -> dict:
@@ -195,7 +197,7 @@ def cache_clear(disk: bool = False) -> None:
     _kernel_cache_clear()
     if "lazyarray.backends.numba_cuda" in _sys.modules:
         _sys.modules["lazyarray.backends.numba_cuda"].cache_clear()
-    _engine._plans.clear()
+    _passes.clear_plans()
     _engine._graphs.clear()
     _stats.reset()
     if disk:

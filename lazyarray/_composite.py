@@ -14,12 +14,12 @@ import operator
 import numpy as np
 from numpy.exceptions import AxisError
 
-import lazyarray as la
+from lazyarray import _creation, _funcs, _manipulation, _products, _reductions, _ufuncs
 from lazyarray.array import Array, _fallback, as_array
 
 
 def _arr(x) -> Array:
-    return x if isinstance(x, Array) else la.asarray(x)
+    return x if isinstance(x, Array) else _creation.asarray(x)
 
 
 def _axis(axis: int, ndim: int) -> int:
@@ -48,16 +48,16 @@ def select(condlist, choicelist, default=0):
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     out = choices[-1].astype(dtype)
     for c, v in zip(reversed(conds), reversed(choices[:-1])):
-        out = la.where(c, v.astype(dtype), out)
+        out = _funcs.where(c, v.astype(dtype), out)
     shape = np.broadcast_shapes(*(c.shape for c in conds), *(c.shape for c in choices))
-    return la.broadcast_to(out, shape).copy() if out.shape != shape else out
+    return _manipulation.broadcast_to(out, shape).copy() if out.shape != shape else out
 
 
 def sinc(x):
     """sin(pi x) / (pi x), 1 at 0 (numpy.sinc)."""
     x = _arr(x)
-    y = np.pi * la.where(x == 0, 1.0e-20, x)
-    return la.sin(y) / y
+    y = np.pi * _funcs.where(x == 0, 1.0e-20, x)
+    return _ufuncs.sin(y) / y
 
 
 def fix(x, out=None):
@@ -65,15 +65,15 @@ def fix(x, out=None):
     if out is not None:
         return _fallback(np.fix, x, out=out)
     x = _arr(x)
-    up = la.ceil(x)
-    return la.where(x >= 0, la.floor(x), up).astype(up.dtype, copy=False)
+    up = _ufuncs.ceil(x)
+    return _funcs.where(x >= 0, _ufuncs.floor(x), up).astype(up.dtype, copy=False)
 
 
 def _into(result: Array, out):
     """`result`, or written into `out` (then `out`), as a function's ``out=``."""
     if out is None:
         return result
-    la.copyto(out, result)
+    _funcs.copyto(out, result)
     return out
 
 
@@ -87,14 +87,14 @@ def isposinf(x, out=None):
     """True where `x` is +inf (numpy.isposinf)."""
     x = _arr(x)
     _not_complex(x)
-    return _into(la.isinf(x) & ~la.signbit(x), out)
+    return _into(_ufuncs.isinf(x) & ~_ufuncs.signbit(x), out)
 
 
 def isneginf(x, out=None):
     """True where `x` is -inf (numpy.isneginf)."""
     x = _arr(x)
     _not_complex(x)
-    return _into(la.isinf(x) & la.signbit(x), out)
+    return _into(_ufuncs.isinf(x) & _ufuncs.signbit(x), out)
 
 
 def iscomplexobj(x) -> bool:
@@ -114,7 +114,7 @@ def isreal(x):
     x = _arr(x)
     if x.dtype.kind == "c":
         return x.imag == 0
-    return la.ones(x.shape, dtype=bool)
+    return _creation.ones(x.shape, dtype=bool)
 
 
 def iscomplex(x):
@@ -122,7 +122,7 @@ def iscomplex(x):
     x = _arr(x)
     if x.dtype.kind == "c":
         return x.imag != 0
-    return la.zeros(x.shape, dtype=bool)
+    return _creation.zeros(x.shape, dtype=bool)
 
 
 def real(val):
@@ -139,9 +139,10 @@ def angle(z, deg=False):
     """The argument of complex numbers (numpy.angle), in radians or degrees."""
     z = _arr(z)
     if z.dtype.kind == "c":
-        a = la.arctan2(z.imag, z.real)
+        a = _ufuncs.arctan2(z.imag, z.real)
     else:
-        a = la.arctan2(la.zeros(z.shape, dtype=z.dtype if z.dtype.kind == "f" else np.float64), z)
+        zeros = _creation.zeros(z.shape, dtype=z.dtype if z.dtype.kind == "f" else np.float64)
+        a = _ufuncs.arctan2(zeros, z)
     return a * (180 / np.pi) if deg else a
 
 
@@ -166,7 +167,7 @@ def kron(a, b):
     """Kronecker product (numpy.kron): block (i, j) is a[i, j] * b."""
     a, b = _arr(a), _arr(b)
     if a.ndim == 0 or b.ndim == 0:
-        return la.multiply(a, b)
+        return _ufuncs.multiply(a, b)
     nd = builtins.max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
@@ -199,7 +200,7 @@ def tensordot(a, b, axes=2):
     at = a.transpose(free_a + ax_a).reshape((math.prod(a.shape[x] for x in free_a), k))
     bt = b.transpose(ax_b + free_b).reshape((k, math.prod(b.shape[x] for x in free_b)))
     out_shape = tuple(a.shape[x] for x in free_a) + tuple(b.shape[x] for x in free_b)
-    return la.dot(at, bt).reshape(out_shape)
+    return _products.dot(at, bt).reshape(out_shape)
 
 
 def matvec(x1, x2, /, **kwargs):
@@ -209,7 +210,7 @@ def matvec(x1, x2, /, **kwargs):
     x1, x2 = _arr(x1), _arr(x2)
     if x1.ndim < 2 or x2.ndim < 1:
         return _fallback(np.matvec, x1, x2)
-    return la.matmul(x1, x2[..., None])[..., 0]
+    return _products.matmul(x1, x2[..., None])[..., 0]
 
 
 def vecmat(x1, x2, /, **kwargs):
@@ -219,8 +220,8 @@ def vecmat(x1, x2, /, **kwargs):
     x1, x2 = _arr(x1), _arr(x2)
     if x1.ndim < 1 or x2.ndim < 2:
         return _fallback(np.vecmat, x1, x2)
-    v = la.conjugate(x1) if x1.dtype.kind == "c" else x1
-    return la.matmul(v[..., None, :], x2)[..., 0, :]
+    v = _ufuncs.conjugate(x1) if x1.dtype.kind == "c" else x1
+    return _products.matmul(v[..., None, :], x2)[..., 0, :]
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
@@ -230,20 +231,21 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         axisa = axisb = axisc = axis
     axisa, axisb, axisc = (operator.index(x) for x in (axisa, axisb, axisc))
     a, b = _arr(a), _arr(b)
-    a = la.moveaxis(a, axisa, -1)
-    b = la.moveaxis(b, axisb, -1)
+    a = _manipulation.moveaxis(a, axisa, -1)
+    b = _manipulation.moveaxis(b, axisb, -1)
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n"
                          "(dimension must be 2 or 3)")
     if a.shape[-1] != 3 or b.shape[-1] != 3:
-        return _fallback(np.cross, la.moveaxis(a, -1, axisa), la.moveaxis(b, -1, axisb),
-                         axisa=axisa, axisb=axisb, axisc=axisc)
+        return _fallback(np.cross, _manipulation.moveaxis(a, -1, axisa),
+                         _manipulation.moveaxis(b, -1, axisb), axisa=axisa, axisb=axisb,
+                         axisc=axisc)
     dtype = np.promote_types(a.dtype, b.dtype)
     a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    cp = la.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return la.moveaxis(cp, -1, axisc)
+    cp = _manipulation.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return _manipulation.moveaxis(cp, -1, axisc)
 
 
 # ---- statistics and calculus ---------------------------------------------------------------
@@ -260,13 +262,13 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     else:
         x = _arr(x)
         if x.ndim == 1:
-            d = la.diff(x)
+            d = _manipulation.diff(x)
             shape = [1] * nd
             shape[axis] = d.shape[0]
             d = d.reshape(shape)
         else:
-            d = la.diff(x, axis=axis)
-    return la.sum(d * (y[tuple(lo)] + y[tuple(hi)]) / 2.0, axis=axis)
+            d = _manipulation.diff(x, axis=axis)
+    return _reductions.sum(d * (y[tuple(lo)] + y[tuple(hi)]) / 2.0, axis=axis)
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
@@ -284,27 +286,27 @@ def ediff1d(ary, to_end=None, to_begin=None):
         parts.append(e.ravel().astype(a.dtype))
     d = a[1:] - a[:-1]
     seq = [p for p in (parts[0], d, parts[1]) if p is not None]
-    return la.concatenate(seq) if len(seq) > 1 else d
+    return _manipulation.concatenate(seq) if len(seq) > 1 else d
 
 
 def _replace_nan(a: Array, value):
     """(a with NaNs replaced by `value`, the NaN mask or None) as numpy's nan-functions."""
     if a.dtype.kind not in "fc":
         return a, None
-    mask = la.isnan(a)
-    return la.where(mask, value, a).astype(a.dtype, copy=False), mask
+    mask = _ufuncs.isnan(a)
+    return _funcs.where(mask, value, a).astype(a.dtype, copy=False), mask
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum treating NaNs as zero (numpy.nancumsum)."""
     a = _arr(a)
-    return la.cumsum(_replace_nan(a, 0)[0], axis=axis, dtype=dtype, out=out)
+    return _reductions.cumsum(_replace_nan(a, 0)[0], axis=axis, dtype=dtype, out=out)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product treating NaNs as one (numpy.nancumprod)."""
     a = _arr(a)
-    return la.cumprod(_replace_nan(a, 1)[0], axis=axis, dtype=dtype, out=out)
+    return _reductions.cumprod(_replace_nan(a, 1)[0], axis=axis, dtype=dtype, out=out)
 
 
 _NV = np._NoValue
@@ -320,16 +322,16 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
     keep = keepdims is not _NV and bool(keepdims)
     arr, mask = _replace_nan(a, 0)
     if mask is None:
-        return la.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keep)
-    cnt = la.sum(~mask, axis=axis, dtype=np.intp, keepdims=True)
-    avg = la.sum(arr, axis=axis, dtype=dtype, keepdims=True) / cnt
-    x = la.where(mask, 0, arr - avg)
+        return _reductions.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keep)
+    cnt = _reductions.sum(~mask, axis=axis, dtype=np.intp, keepdims=True)
+    avg = _reductions.sum(arr, axis=axis, dtype=dtype, keepdims=True) / cnt
+    x = _funcs.where(mask, 0, arr - avg)
     sqr = (x * x.conj()).real if x.dtype.kind == "c" else x * x
-    var = la.sum(sqr, axis=axis, dtype=dtype, keepdims=True)
+    var = _reductions.sum(sqr, axis=axis, dtype=dtype, keepdims=True)
     dof = cnt - ddof
-    var = la.where(dof > 0, var / la.maximum(dof, 1), np.nan).astype(var.dtype, copy=False)
+    var = _funcs.where(dof > 0, var / _ufuncs.maximum(dof, 1), np.nan).astype(var.dtype, copy=False)
     if not keep:
-        var = var.reshape(la.sum(sqr, axis=axis).shape)
+        var = var.reshape(_reductions.sum(sqr, axis=axis).shape)
     return var
 
 
@@ -339,7 +341,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
     if out is not None or where is not _NV or mean is not _NV or correction is not _NV:
         return _fallback(np.nanstd, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
                          keepdims=keepdims, where=where, mean=mean, correction=correction)
-    return la.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+    return _ufuncs.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
@@ -359,16 +361,16 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if dtype is None:
         dtype = np.result_type(m.dtype, np.float64) if y is None else \
             np.result_type(m.dtype, y.dtype, np.float64)
-    X = la.atleast_2d(m).astype(dtype)
+    X = _manipulation.atleast_2d(m).astype(dtype)
     if not rowvar and X.shape[0] != 1:
         X = X.T
     if X.shape[0] == 0:
         return _fallback(np.cov, m, y, rowvar, bias, ddof, dtype=dtype)
     if y is not None:
-        yy = la.atleast_2d(y).astype(dtype)
+        yy = _manipulation.atleast_2d(y).astype(dtype)
         if not rowvar and yy.shape[0] != 1:
             yy = yy.T
-        X = la.concatenate((X, yy), axis=0)
+        X = _manipulation.concatenate((X, yy), axis=0)
     if ddof is None:
         ddof = 0 if bias else 1
     fact = X.shape[1] - ddof
@@ -377,10 +379,10 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
-    X = X - la.mean(X, axis=1)[:, None]
+    X = X - _reductions.mean(X, axis=1)[:, None]
     Xc = X.T.conj() if X.dtype.kind == "c" else X.T
-    c = la.dot(X, Xc) * np.true_divide(1, fact)
-    return la.squeeze(c)
+    c = _products.dot(X, Xc) * np.true_divide(1, fact)
+    return _manipulation.squeeze(c)
 
 
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
@@ -388,13 +390,13 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
-    d = la.diagonal(c)
-    s = la.sqrt(d.real if d.dtype.kind == "c" else d)
+    d = _manipulation.diagonal(c)
+    s = _ufuncs.sqrt(d.real if d.dtype.kind == "c" else d)
     c = c / s[:, None]
     c = c / s[None, :]
     if c.dtype.kind == "c":
         return _fallback(lambda v: _clip_complex(v), c)
-    return la.clip(c, -1, 1)
+    return _funcs.clip(c, -1, 1)
 
 
 def _clip_complex(c: np.ndarray) -> np.ndarray:
@@ -447,7 +449,8 @@ def gradient(f, *varargs, axis=None, edge_order=1):
                 + (-0.5 / h) * sl(slice(2, 3))
             last = (0.5 / h) * sl(slice(-3, -2)) + (-2.0 / h) * sl(slice(-2, -1)) \
                 + (1.5 / h) * sl(slice(-1, None))
-        out.append(la.concatenate([first, inner, last], axis=ax).astype(f.dtype, copy=False))
+        joined = _manipulation.concatenate([first, inner, last], axis=ax)
+        out.append(joined.astype(f.dtype, copy=False))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -456,8 +459,8 @@ def append(arr, values, axis=None):
     """`values` appended to `arr` (numpy.append): a concatenation."""
     arr, values = _arr(arr), _arr(values)
     if axis is None:
-        return la.concatenate((arr.ravel(), values.ravel()))
-    return la.concatenate((arr, values), axis=axis)
+        return _manipulation.concatenate((arr.ravel(), values.ravel()))
+    return _manipulation.concatenate((arr, values), axis=axis)
 
 
 def rollaxis(a, axis, start=0):
@@ -481,7 +484,7 @@ def rollaxis(a, axis, start=0):
 
 def diagflat(v, k=0):
     """2-d array with the flattened input on the k-th diagonal (numpy.diagflat)."""
-    return la.diag(_arr(v).ravel(), k)
+    return _manipulation.diag(_arr(v).ravel(), k)
 
 
 def resize(a, new_shape):
@@ -492,11 +495,11 @@ def resize(a, new_shape):
         raise ValueError("all elements of `new_shape` must be non-negative")
     size = math.prod(shape)
     if a.size == 0 or size == 0:
-        return la.zeros(shape, dtype=a.dtype)
+        return _creation.zeros(shape, dtype=a.dtype)
     flat = a.ravel()
     reps = -(-size // a.size)
     if reps > 1:
-        flat = la.concatenate([flat] * reps)
+        flat = _manipulation.concatenate([flat] * reps)
     return flat[:size].reshape(shape)
 
 
@@ -520,7 +523,7 @@ def block(arrays):
 
     d = depth(arrays, "arrays")
     if d == 0:
-        return la.array(_arr(arrays))
+        return _creation.array(_arr(arrays))
 
     def max_ndim(x):
         return builtins.max(max_ndim(y) for y in x) if isinstance(x, list) else _arr(x).ndim
@@ -529,7 +532,7 @@ def block(arrays):
 
     def build(x, level):
         if isinstance(x, list):
-            return la.concatenate([build(y, level + 1) for y in x], axis=-(d - level))
+            return _manipulation.concatenate([build(y, level + 1) for y in x], axis=-(d - level))
         x = _arr(x)
         return x.reshape((1,) * (nd - x.ndim) + x.shape)
 
@@ -540,7 +543,7 @@ def block(arrays):
 def tri(N, M=None, k=0, dtype=float, *, like=None):
     """Ones at and below the k-th diagonal (numpy.tri)."""
     M = N if M is None else M
-    m = la.arange(N)[:, None] >= la.arange(-k, M - k)[None, :]
+    m = _creation.arange(N)[:, None] >= _creation.arange(-k, M - k)[None, :]
     return m.astype(dtype, copy=False)
 
 
@@ -551,50 +554,50 @@ def indices(dimensions, dtype=int, sparse=False):
     grids = []
     for i, d in enumerate(dims):
         shape = (1,) * i + (d,) + (1,) * (n - i - 1)
-        grids.append(la.arange(d, dtype=dtype).reshape(shape))
+        grids.append(_creation.arange(d, dtype=dtype).reshape(shape))
     if sparse:
         return tuple(grids)
     if n == 0:
-        return la.zeros((0,), dtype=dtype)
-    return la.stack([la.broadcast_to(g, dims) for g in grids])
+        return _creation.zeros((0,), dtype=dtype)
+    return _manipulation.stack([_manipulation.broadcast_to(g, dims) for g in grids])
 
 
 def _window(M, weights):
     if M < 1:
-        return la.asarray(np.array([], dtype=np.result_type(M, 0.0)))
+        return _creation.asarray(np.array([], dtype=np.result_type(M, 0.0)))
     if M == 1:
-        return la.ones(1, dtype=np.result_type(M, 0.0))
-    n = la.arange(1 - M, M, 2)
+        return _creation.ones(1, dtype=np.result_type(M, 0.0))
+    n = _creation.arange(1 - M, M, 2)
     return weights(n, M - 1)
 
 
 def hanning(M):
     """The Hann window (numpy.hanning)."""
-    return _window(M, lambda n, d: 0.5 + 0.5 * la.cos(np.pi * n / d))
+    return _window(M, lambda n, d: 0.5 + 0.5 * _ufuncs.cos(np.pi * n / d))
 
 
 def hamming(M):
     """The Hamming window (numpy.hamming)."""
-    return _window(M, lambda n, d: 0.54 + 0.46 * la.cos(np.pi * n / d))
+    return _window(M, lambda n, d: 0.54 + 0.46 * _ufuncs.cos(np.pi * n / d))
 
 
 def blackman(M):
     """The Blackman window (numpy.blackman)."""
-    return _window(M, lambda n, d: 0.42 + 0.5 * la.cos(np.pi * n / d)
-                   + 0.08 * la.cos(2.0 * np.pi * n / d))
+    return _window(M, lambda n, d: 0.42 + 0.5 * _ufuncs.cos(np.pi * n / d)
+                   + 0.08 * _ufuncs.cos(2.0 * np.pi * n / d))
 
 
 def bartlett(M):
     """The Bartlett (triangular) window (numpy.bartlett)."""
-    return _window(M, lambda n, d: la.where(n <= 0, 1 + n / d, 1 - n / d))
+    return _window(M, lambda n, d: _funcs.where(n <= 0, 1 + n / d, 1 - n / d))
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale (numpy.logspace); array bases go to NumPy."""
     if np.ndim(base) or np.ndim(start) or np.ndim(stop):
         return _fallback(np.logspace, start, stop, num, endpoint, base, dtype, axis)
-    y = la.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
-    r = la.power(base, y)
+    y = _creation.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    r = _ufuncs.power(base, y)
     return r if dtype is None else r.astype(dtype)
 
 
@@ -602,7 +605,7 @@ def copy(a, order="K", subok=False):
     """A copy of `a` (numpy.copy)."""
     if isinstance(a, Array):
         return as_array(_arr(a).copy(order))
-    return la.array(a, order=order)  # (an array)
+    return _creation.array(a, order=order)  # (an array)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
@@ -700,7 +703,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         while len(set(t)) < len(t):
             c = next(c for c in t if t.count(c) > 1)
             i, j = t.index(c), t.index(c, t.index(c) + 1)
-            a = la.diagonal(a, axis1=i, axis2=j)
+            a = _manipulation.diagonal(a, axis1=i, axis2=j)
             t = t[:i] + t[i + 1:j] + t[j + 1:] + c
         ops.append((t, a))
 
@@ -716,7 +719,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         if k == len(ops):
             drop = [i for i, c in enumerate(t) if c not in keep]
             if drop:
-                acc = la.sum(acc, axis=tuple(drop))
+                acc = _reductions.sum(acc, axis=tuple(drop))
                 t = "".join(c for c in t if c in keep)
             break
         u, b = ops[k]
@@ -727,7 +730,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             other = u if side == 0 else t
             drop = [i for i, c in enumerate(tt) if c not in keep_after and c not in other]
             if drop:
-                arr = la.sum(arr, axis=tuple(drop))
+                arr = _reductions.sum(arr, axis=tuple(drop))
                 tt = "".join(c for i, c in enumerate(tt) if i not in drop)
             if side == 0:
                 t, acc = tt, arr
@@ -750,11 +753,11 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         B = b.transpose([u.index(c) for c in batch + contract + free_b])
         bshape = tuple(builtins.max(A.shape[i], B.shape[i]) for i in range(nb))
         ka = math.prod(A.shape[nb + len(free_a):])
-        A2 = la.broadcast_to(A, bshape + A.shape[nb:]).reshape(
+        A2 = _manipulation.broadcast_to(A, bshape + A.shape[nb:]).reshape(
             bshape + (math.prod(A.shape[nb:nb + len(free_a)]), ka))
-        B2 = la.broadcast_to(B, bshape + B.shape[nb:]).reshape(
+        B2 = _manipulation.broadcast_to(B, bshape + B.shape[nb:]).reshape(
             bshape + (ka, math.prod(B.shape[nb + len(contract):])))
-        prod = la.matmul(A2, B2)
+        prod = _products.matmul(A2, B2)
         acc = prod.reshape(bshape + A.shape[nb:nb + len(free_a)] + B.shape[nb + len(contract):])
         t = "".join(batch + free_a + free_b)
     if sorted(t) != sorted(out_idx):

@@ -299,20 +299,10 @@ class ufunc:
             return out[0] if isinstance(out, tuple) and len(out) == 1 else out
         return results[0] if self.nout == 1 else results
 
-    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
-        from lazyarray import _reductions
-
-        return _reductions.ufunc_reduce(self, array, axis, dtype, out, keepdims, **kwargs)
-
     def outer(self, a, b, **kwargs):
         a, b = as_node(a), as_node(b)
         a = build.reshape(a, a.shape + (1,) * len(b.shape))
         return self(Array(a), Array(b), **kwargs)
-
-    def accumulate(self, array, axis=0, dtype=None, out=None):
-        from lazyarray import _reductions
-
-        return _reductions.ufunc_accumulate(self, array, axis, dtype, out)
 
     def at(self, a, indices, b=None, /):
         """Unbuffered in-place operation at `indices` (repeated indices accumulate), as
@@ -1562,12 +1552,8 @@ class Array:
 
     @property
     def imag(self) -> Array:
-        """The imaginary part: of a complex array a view, as in NumPy; of a real array
-        read-only zeros."""
-        if self.dtype.kind != "c":
-            from lazyarray._creation import zeros_like
-
-            return _read_only(zeros_like(self, order="A"))
+        """The imaginary part: of a complex array a view, as in NumPy (of a real array
+        read-only zeros: `_methods`)."""
         return self._view(_imag_part, (), self._layout().imag)
 
     @imag.setter
@@ -2018,26 +2004,6 @@ class Array:
         build.transpose(self._node, axes)  # validates with NumPy's errors
         return self._view(build.transpose, (axes,), self._layout().transpose(axes))
 
-    def swapaxes(self, axis1, axis2) -> Array:
-        from lazyarray._manipulation import swapaxes
-
-        return swapaxes(self, axis1, axis2)
-
-    def squeeze(self, axis=None) -> Array:
-        from lazyarray._manipulation import squeeze
-
-        return squeeze(self, axis)
-
-    def take(self, indices, axis=None, out=None, mode="raise") -> Array:
-        from lazyarray._indexing import take
-
-        return take(self, indices, axis=axis, out=out, mode=mode)
-
-    def compress(self, condition, axis=None, out=None) -> Array:
-        from lazyarray._indexing import compress
-
-        return compress(condition, self, axis=axis, out=out)
-
     def ravel(self, order="C") -> Array:
         """A view if the array is contiguous in `order`, else a copy (NumPy's rule). Order
         "K" reads the elements in memory order (axes by decreasing stride, directions kept),
@@ -2411,33 +2377,6 @@ for _py, _uf in _OPERATORS.items():
 for _py, _uf in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                  "eq": "equal", "ne": "not_equal"}.items():
     setattr(Array, f"__{_py}__", _binary(_uf, getattr(operator, _py)))
-def _matmul(self, other):
-    from lazyarray._products import matmul
-
-    return matmul(self, other)
-
-
-def _rmatmul(self, other):
-    from lazyarray._products import matmul
-
-    return matmul(other, self)
-
-
-def _imatmul(self, other):
-    self._assign(_matmul(self, other))
-    return self
-
-
-def _dot(self, b, out=None):
-    from lazyarray._products import dot
-
-    return dot(self, b, out)
-
-
-Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = _matmul, _rmatmul, _imatmul
-Array.dot = _dot
-
-
 def _pow(self, other):
     """x ** 2, 0.5, -1 and 1 on inexact arrays use square, sqrt, reciprocal and positive, as
     ndarray.__pow__ does (x ** -1: 6.2 -> 0.4 ms at 10^6, NumPy 1.1)."""
@@ -2487,24 +2426,7 @@ Array.__divmod__ = lambda self, o: _UFUNCS["divmod"](self, o)
 Array.__rdivmod__ = lambda self, o: _UFUNCS["divmod"](o, self)
 
 
-# ---- the rest of ndarray's methods: the namespace's functions, or NumPy's on the value ------
-def _ns(name: str):
-    import lazyarray
-
-    return getattr(lazyarray, name)
-
-
-def _sort(self, axis=-1, kind=None, order=None, *, stable=None) -> None:
-    """Sort in place (ndarray.sort): a write of the sorted value, seen by every view."""
-    s = _ns("sort")(self, axis=axis, kind=kind, order=order, stable=stable)
-    self[...] = s if axis is not None else s.reshape(self.shape)
-
-
-def _partition(self, kth, axis=-1, kind="introselect", order=None) -> None:
-    """Partition in place (ndarray.partition)."""
-    self[...] = _ns("partition")(self, kth, axis=axis, kind=kind, order=order)
-
-
+# ---- the rest of ndarray's methods: NumPy's on the value (the namespace's: _methods.py) ----
 def _resize(self, new_shape, *more, refcheck=True) -> None:
     """Change shape and size in place, filling with zeros (ndarray.resize); only an array
     that owns its data, as in NumPy. Views made earlier keep the old storage."""
@@ -2575,12 +2497,7 @@ def _value_method(name: str, wrap_result: bool = False):
     return method
 
 
-for _name in ("argsort", "argpartition", "searchsorted", "nonzero", "repeat", "diagonal",
-              "trace", "choose"):
-    setattr(Array, _name, (lambda n: lambda self, *a, **k: _ns(n)(self, *a, **k))(_name))
-    getattr(Array, _name).__name__ = _name
-Array.put = lambda self, indices, values, mode="raise": _ns("put")(self, indices, values, mode)
-Array.sort, Array.partition, Array.resize = _sort, _partition, _resize
+Array.resize = _resize
 Array.setflags = _setflags
 Array.flat = property(_FlatIter, lambda self, v: _FlatIter(self).__setitem__(slice(None), v))
 Array.strides = property(lambda self: self._layout().strides)
@@ -2597,16 +2514,6 @@ Array.data = property(lambda self: self._value().data)
 
 # ---- the Array API standard's protocols ------------------------------------------------------
 API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
-
-
-def _array_namespace(self, /, *, api_version=None):
-    """The namespace of this array's functions: lazyarray (Array API standard)."""
-    if api_version is not None and api_version not in API_VERSIONS:
-        raise ValueError(f"Version {api_version!r} of the Array API standard is not supported; "
-                         f"supported versions: {', '.join(API_VERSIONS)}")
-    import lazyarray
-
-    return lazyarray
 
 
 def _dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -2628,6 +2535,5 @@ def _dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None
     return v.__dlpack__(max_version=max_version, copy=copy, **kw)
 
 
-Array.__array_namespace__ = _array_namespace
 Array.__dlpack__ = _dlpack
 Array.__dlpack_device__ = lambda self, /: (1, 0)  # kDLCPU, device 0

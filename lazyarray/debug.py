@@ -29,8 +29,9 @@ import numpy as np
 from lazyarray import config, stats
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.text import print_module
-from lazyarray.passes import PIPELINE
+from lazyarray.passes import PIPELINE, optimize
 from lazyarray.runtime.executor import Trace, execute
+from lazyarray.version import __version__
 
 log = logging.getLogger("lazyarray.debug")
 SNAPSHOT_FORMAT = 1
@@ -70,7 +71,6 @@ def interpreted(order: list) -> None:
 
 def _optimize(module: Module, lvl: int, n: int) -> Module:
     if lvl < 3:
-        from lazyarray.engine import optimize
 
         return optimize(module)
     _emit(f"== materialization {n}: HLO before the passes ==\n" + print_module(module).rstrip())
@@ -140,7 +140,6 @@ def _summary(n: int, trace: Trace, disk: dict, passes_s: float, run_s: float) ->
 def versions() -> dict:
     import numba
 
-    from lazyarray import __version__
 
     return {"lazyarray": __version__, "numpy": np.__version__, "numba": numba.__version__,
             "python": platform.python_version(), "platform": platform.platform()}

@@ -12,7 +12,6 @@ import math
 import sys
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +23,7 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ir.text import print_module
-from lazyarray.passes import DEVICE_PIPELINE, PIPELINE, run_pipeline
+from lazyarray.passes import DEVICE_PIPELINE, MAX_PLANS, PIPELINE, optimize, run_pipeline
 from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime import pool
 from lazyarray.runtime.executor import (KernelRecord, Trace, execute, execute_lean,
@@ -32,24 +31,6 @@ from lazyarray.runtime.executor import (KernelRecord, Trace, execute, execute_le
                                         prepared_single, recheck_flags, whole_owner)
 
 _lock = threading.RLock()  # one materialization at a time mutates nodes
-_plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
-MAX_PLANS = 1024
-
-
-def optimize(module: Module, passes=PIPELINE) -> Module:
-    """run_pipeline, memoized on the module's structure (a loop body is optimized once)."""
-    key = module.key if passes is PIPELINE else (module.key, passes)
-    plan = _plans.get(key)
-    if plan is None:
-        plan = run_pipeline(module, passes)
-        _plans[key] = plan
-        if len(_plans) > MAX_PLANS:
-            _plans.popitem(last=False)
-    else:
-        _plans.move_to_end(key)
-    return plan
-
-
 STRICT_ERRSTATE = ("raise", "call", "log", "print")  # modes only NumPy's own loops honour
 # the jit trace in progress (lazyarray.jit): refuses to compute the values it traces
 TRACING: contextvars.ContextVar = contextvars.ContextVar("lazyarray_tracing", default=None)

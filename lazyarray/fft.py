@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as _np
 
+from lazyarray import _creation, _manipulation
 from lazyarray._coverage import module_getattr as _module_getattr
 from lazyarray._library import library_call
 from lazyarray.array import Array as _Array, _fallback
@@ -32,9 +33,7 @@ _NORMS = (None, "backward", "ortho", "forward")
 def _arr(x) -> _Array:
     if isinstance(x, _Array):
         return x
-    import lazyarray
-
-    return lazyarray.asarray(x)
+    return _creation.asarray(x)
 
 
 def _check_norm(norm) -> None:
@@ -146,8 +145,6 @@ fftn, ifftn, rfftn, irfftn = (_many(f, None) for f in ("fftn", "ifftn", "rfftn",
 
 def fftshift(x, axes=None):
     """Zero frequency moved to the centre (numpy.fft.fftshift): a lazy roll."""
-    import lazyarray
-
     x = _arr(x)
     if axes is None:
         axes = tuple(range(x.ndim))
@@ -156,13 +153,11 @@ def fftshift(x, axes=None):
         shift = x.shape[axes] // 2
     else:
         shift = [x.shape[ax] // 2 for ax in axes]
-    return lazyarray.roll(x, shift, axes)
+    return _manipulation.roll(x, shift, axes)
 
 
 def ifftshift(x, axes=None):
     """The inverse of fftshift (numpy.fft.ifftshift): a lazy roll."""
-    import lazyarray
-
     x = _arr(x)
     if axes is None:
         axes = tuple(range(x.ndim))
@@ -171,24 +166,20 @@ def ifftshift(x, axes=None):
         shift = -(x.shape[axes] // 2)
     else:
         shift = [-(x.shape[ax] // 2) for ax in axes]
-    return lazyarray.roll(x, shift, axes)
+    return _manipulation.roll(x, shift, axes)
 
 
 def fftfreq(n, d=1.0, device=None):
     """Sample frequencies (numpy.fft.fftfreq), built lazily from aranges."""
-    import lazyarray
-
     n = int(n)
     val = 1.0 / (n * d)
-    pos = lazyarray.arange(0, (n - 1) // 2 + 1, dtype=int)
-    neg = lazyarray.arange(-(n // 2), 0, dtype=int)
-    return lazyarray.concatenate([pos, neg]) * val
+    pos = _creation.arange(0, (n - 1) // 2 + 1, dtype=int)
+    neg = _creation.arange(-(n // 2), 0, dtype=int)
+    return _manipulation.concatenate([pos, neg]) * val
 
 
 def rfftfreq(n, d=1.0, device=None):
     """Sample frequencies for rfft (numpy.fft.rfftfreq), built lazily."""
-    import lazyarray
-
     n = int(n)
     val = 1.0 / (n * d)
-    return lazyarray.arange(0, n // 2 + 1, dtype=int) * val
+    return _creation.arange(0, n // 2 + 1, dtype=int) * val

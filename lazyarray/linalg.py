@@ -14,7 +14,7 @@ import math
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from lazyarray import _library
+from lazyarray import _creation, _library, _manipulation, _products, _ufuncs
 from lazyarray._coverage import module_getattr as _module_getattr
 from lazyarray._products import eager_operand as _eager_operand
 from lazyarray._reductions import _whole
@@ -31,16 +31,9 @@ def __dir__():
     return sorted(set(globals()) | set(__all__))
 
 
-def _la():
-    import lazyarray
-
-    return lazyarray
-
-
 def _as_inexact(x) -> Array:
     """`x` as a lazy array, cast to float64 unless it is floating or complex (NumPy's rule)."""
-    la = _la()
-    x = x if isinstance(x, Array) else la.asarray(x)
+    x = x if isinstance(x, Array) else _creation.asarray(x)
     return x if x.dtype.kind in "fc" else x.astype(_np.float64)
 
 
@@ -56,12 +49,11 @@ def _drop_axes(r: Array, axes: tuple[int, ...]) -> Array:
 
 def _vector(x: Array, axes, ord, keepdims: bool) -> Array:
     """Vector norm of order `ord` over `axes` (an int or a tuple of ints), lazily."""
-    la = _la()
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     axes = normalize_axis_tuple(axes, x.ndim)
     if ord is None or ord == 2:
-        return la.sqrt(_squared_magnitude(x).sum(axis=axes, keepdims=keepdims))
+        return _ufuncs.sqrt(_squared_magnitude(x).sum(axis=axes, keepdims=keepdims))
     if ord == math.inf:
         return abs(x).max(axis=axes, keepdims=keepdims, initial=0)  # 0 for empty, as NumPy
     if ord == -math.inf:
@@ -79,12 +71,11 @@ def _vector(x: Array, axes, ord, keepdims: bool) -> Array:
 
 def _matrix(x: Array, axes: tuple[int, int], ord, keepdims: bool) -> Array:
     """Matrix norm of order `ord` over `axes` (rows, columns), lazily where no SVD is needed."""
-    la = _la()
     row, col = (normalize_axis_index(a, x.ndim) for a in axes)
     if row == col:
         raise ValueError("Duplicate axes given.")
     if ord is None or (isinstance(ord, str) and ord in ("fro", "f")):
-        return la.sqrt(_squared_magnitude(x).sum(axis=(row, col), keepdims=keepdims))
+        return _ufuncs.sqrt(_squared_magnitude(x).sum(axis=(row, col), keepdims=keepdims))
     if isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2):
         return _fallback(_np.linalg.norm, x, ord=ord, axis=(row, col), keepdims=keepdims)
     if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
@@ -195,7 +186,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 def matrix_transpose(x, /):
     """Swap the last two axes (a view), as ``numpy.linalg.matrix_transpose``."""
-    return _la().matrix_transpose(x)
+    return _manipulation.matrix_transpose(x)
 
 
 # ---- LAPACK as library calls (custom-call nodes: lazy; the work around them fuses) ---------
@@ -205,7 +196,7 @@ def _lib():
 
 
 def _arr(x) -> Array:
-    return x if isinstance(x, Array) else _la().asarray(x)
+    return x if isinstance(x, Array) else _creation.asarray(x)
 
 
 def _stacked_2d(*arrays) -> None:
@@ -382,7 +373,6 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
 
 def multi_dot(arrays, *, out=None):
     """A chain of matrix products (numpy.linalg.multi_dot), left to right: lazy matmuls."""
-    la = _la()
     if out is not None:
         return _fallback(_np.linalg.multi_dot, arrays, out=out)
     arrays = [_arr(x) for x in arrays]
@@ -400,7 +390,7 @@ def multi_dot(arrays, *, out=None):
                                          "two-dimensional")
     r = arrays[0]
     for x in arrays[1:]:
-        r = la.dot(r, x)
+        r = _products.dot(r, x)
     if first.ndim == 1 and last.ndim == 1:
         return r[0, 0]
     if first.ndim == 1:

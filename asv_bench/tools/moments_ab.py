@@ -21,6 +21,7 @@ import numpy as np
 
 import lazyarray as la
 from lazyarray import engine, showcase
+from lazyarray import passes
 from lazyarray.passes import moments
 from stream_ab import _launches, alternate  # (sibling scripts: run from the repository root)
 from vs_ideal import workload_args
@@ -38,10 +39,10 @@ def main() -> None:
 
     default = moments.MAX_COLS
     moments.MAX_COLS = 0
-    engine._plans.clear()
+    passes.clear_plans()
     two = _launches(call)
     moments.MAX_COLS = default
-    engine._plans.clear()
+    passes.clear_plans()
     one = _launches(call)
     if stat:
         def loop():

@@ -37,13 +37,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       ) from exc
 
 from lazyarray import config, stats
-from lazyarray.engine import optimize
 from lazyarray.graph.node import Node, toposort
 from lazyarray.ir.hlo import Builder, Instr, MOVEMENT, Module, SOURCES
 from lazyarray.ir.interpret import apply_movement, evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ops.table import REDUCTIONS, reduce_init
-from lazyarray.passes import DEVICE_PIPELINE
+from lazyarray.passes import DEVICE_PIPELINE, optimize
 from lazyarray.runtime import executor
 from lazyarray.runtime.executor import run_fusion
 from lazyarray.runtime.layout import load_points
@@ -450,11 +449,10 @@ def respace(template: Module, space: tuple[int, ...], reduced: tuple[int, ...]) 
 foreign_leaves = False  # set once a dask array enters a graph (engine.materialize checks it)
 
 
-def from_dask(darr) -> object:
-    """A lazy array over a dask array (its chunks are kept; see `lazyarray.from_dask`)."""
+def from_dask(darr) -> Node:
+    """The graph node of a lazy array over a dask array (its chunks are kept; see
+    `lazyarray.from_dask`)."""
     global foreign_leaves
-    from lazyarray.array import Array
-
     if not isinstance(darr, da.Array):
         raise TypeError(f"from_dask expects a dask.array.Array, not {type(darr).__name__}")
     if np.dtype(darr.dtype).kind not in "biufc":
@@ -467,7 +465,7 @@ def from_dask(darr) -> object:
     dtype = np.dtype(darr.dtype)
     leaf = Node("buffer", (), tuple(int(n) for n in darr.shape), dtype, (), darr)
     # a pending copy over the leaf: reading the array computes it like any other
-    return Array(Node("convert", (leaf,), leaf.shape, dtype))
+    return Node("convert", (leaf,), leaf.shape, dtype)
 
 
 def kernel_builds() -> dict[str, int]:

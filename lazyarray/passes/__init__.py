@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from lazyarray.ir.hlo import Module
@@ -32,5 +33,28 @@ def run_pipeline(module: Module, passes: Sequence[Pass] = PIPELINE) -> Module:
     return module
 
 
-__all__ = ["DEVICE_PIPELINE", "PIPELINE", "dce", "fuse", "fuse_moments", "fuse_rows",
-           "reduce_small_dots", "run_pipeline", "simplify"]
+_plans: OrderedDict[tuple, Module] = OrderedDict()  # structural key -> optimized module (LRU)
+MAX_PLANS = 1024
+
+
+def optimize(module: Module, passes=PIPELINE) -> Module:
+    """run_pipeline, memoized on the module's structure (a loop body is optimized once)."""
+    key = module.key if passes is PIPELINE else (module.key, passes)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = run_pipeline(module, passes)
+        _plans[key] = plan
+        if len(_plans) > MAX_PLANS:
+            _plans.popitem(last=False)
+    else:
+        _plans.move_to_end(key)
+    return plan
+
+
+def clear_plans() -> None:
+    """Forget every optimized module (`lazyarray.cache_clear`)."""
+    _plans.clear()
+
+
+__all__ = ["DEVICE_PIPELINE", "PIPELINE", "clear_plans", "dce", "fuse", "fuse_moments", "fuse_rows",
+           "optimize", "reduce_small_dots", "run_pipeline", "simplify"]

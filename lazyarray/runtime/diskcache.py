@@ -20,6 +20,7 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray.codegen.cpu import CODEGEN_VERSION
+from lazyarray.version import __version__
 
 log = logging.getLogger("lazyarray")
 
@@ -35,7 +36,6 @@ def version_tag() -> str:
     import hashlib
     import importlib.util
 
-    from lazyarray import __version__
 
     # read, not imported: importing Numba here would cost a first call ~0.5 s
     numba_version, llvmlite_version = _dist_version("numba"), _dist_version("llvmlite")

@@ -23,11 +23,12 @@ LONG_FILE = 800
 # The figures as they stand; a change may lower them, never raise them. First measured: 32
 # modules in 3 cycles, 118 function-level and 104 private cross-module imports, 5 files over
 # 800 lines, 63 workload names; then codegen/body.py and the pool's allocator parameter
-# removed two cycles.
+# removed two cycles; then the methods that are namespace functions moved to `_methods.py`,
+# `optimize` to the passes and `__version__` to its own module: no cycle is left.
 CEILINGS = {
-    "modules in cycles": 27,
-    "cycles": 1,
-    "function-level imports": 64,
+    "modules in cycles": 0,
+    "cycles": 0,
+    "function-level imports": 42,
     "private cross-module imports": 82,
     "files over 800 lines": 4,
     "workload names in core code": 63,
