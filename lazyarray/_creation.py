@@ -197,10 +197,10 @@ def arange(*args, dtype=None, device=None, like=None, **kwargs):
     """Evenly spaced values within an interval (see numpy.arange)."""
     if dtype is None and not kwargs and 1 <= len(args) <= 3 \
             and all(type(a) is int for a in args):  # Python ints: large ones on all threads
-        from lazyarray.backends import numba_cpu  # (loads Numba: first use)
+        from lazyarray.runtime import threads  # (loads Numba: first use)
 
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
-        values = numba_cpu.arange_int64(start, stop, step, pool.empty)
+        values = threads.arange_int64(start, stop, step, pool.empty)
         if values is not None:
             return _place(Array(buffer(values)), device)
     return _place(Array(buffer(np.arange(*args, dtype=dtype, **kwargs))), device)

@@ -318,7 +318,7 @@ def nonzero(a):
     Returns a tuple of int64 arrays, one per dimension of `a`, the indices in C order. How
     many there are depends on the values, so the mask (``a != 0``, fused with whatever
     computes `a`) is computed here; a large one is scanned on all threads
-    (`backends.numba_cpu.nonzero`)."""
+    (`runtime.threads.nonzero`)."""
     x = a if isinstance(a, Array) else np.asarray(a)
     if x.ndim == 0 or x.dtype.kind not in "biufc" or (x.dtype != bool and not isinstance(
             a, Array)):
@@ -327,10 +327,10 @@ def nonzero(a):
 
 
 def _nonzero_rows(x) -> np.ndarray:
-    """`numba_cpu.nonzero` of the mask of `x` (an Array or a NumPy bool array)."""
-    from lazyarray.backends import numba_cpu  # (loads Numba: first use)
+    """`threads.nonzero` of the mask of `x` (an Array or a NumPy bool array)."""
+    from lazyarray.runtime import threads  # (loads Numba: first use)
 
-    return numba_cpu.nonzero(np.asarray(x if x.dtype == bool else x != 0), pool.empty)
+    return threads.nonzero(np.asarray(x if x.dtype == bool else x != 0), pool.empty)
 
 
 def flatnonzero(a):

@@ -134,7 +134,7 @@ def compress(condition, a, axis=None, out=None):
     cond = np.asarray(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")
-    from lazyarray.backends import numba_cpu  # (loads Numba: first use)
+    from lazyarray.runtime import threads  # (loads Numba: first use)
 
-    (nz,) = numba_cpu.nonzero(cond if cond.dtype == bool else cond != 0, pool.empty)
+    (nz,) = threads.nonzero(cond if cond.dtype == bool else cond != 0, pool.empty)
     return take(a, nz, axis=axis)

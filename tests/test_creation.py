@@ -272,12 +272,12 @@ def test_large_int_aranges_filled_by_all_threads(args):
     """arange of Python ints from ARANGE_MIN elements on is filled in parallel into a pooled
     buffer (values beyond 2**52, floats and bools stay NumPy's): the same values and dtype;
     a write into one leaves the next one, which may reuse its buffer, as NumPy's."""
-    from lazyarray.backends import numba_cpu
+    from lazyarray.runtime import threads
 
     want = np.arange(*args)
     a = la.arange(*args)
     assert_like_numpy(a, want)
-    if want.size > numba_cpu.ARANGE_MIN:
+    if want.size > threads.ARANGE_MIN:
         a[5] = -1
         want = want.copy()
         want[5] = -1

@@ -9,7 +9,7 @@ from lazyarray.codegen import cuda as cg
 from lazyarray.graph.node import toposort
 from lazyarray.ir.lower import lower
 from lazyarray.passes import run_pipeline
-from lazyarray.runtime.layout import plan
+from lazyarray.codegen.layout import plan
 
 
 def fusions(*arrays):

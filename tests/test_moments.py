@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
 from lazyarray.passes.moments import MAX_COLS
-from lazyarray.runtime import layout
+from lazyarray.codegen import layout
 from tests.helpers import assert_like_numpy, assert_meta_like_numpy, with_warnings
 
 CPU = dict(backend="cpu", eager_threshold=0)

@@ -1,5 +1,5 @@
 """Differential tests of the data-dependent index functions on lazyarray's parallel scan
-(`backends.numba_cpu.nonzero`): nonzero, where(cond), argwhere, flatnonzero, compress and
+(`runtime.threads.nonzero`): nonzero, where(cond), argwhere, flatnonzero, compress and
 boolean-mask indexing and assignment, against NumPy: masks of 1-3 axes, empty ones, every
 density (none, sparse, the SPARSE boundary, half, all), non-bool inputs (NaN, -0.0,
 complex), bool bytes other than 0 and 1, non-contiguous masks, and chunks of a few
@@ -13,20 +13,20 @@ from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
 from helpers import assert_like_numpy, check_against_numpy
-from lazyarray.backends import numba_cpu
+from lazyarray.runtime import threads
 
 
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Every mask through the parallel scan, in chunks of 8 elements."""
-    monkeypatch.setattr(numba_cpu, "NONZERO_MIN", 0)
-    monkeypatch.setattr(numba_cpu, "NONZERO_CHUNK", 8)
+    monkeypatch.setattr(threads, "NONZERO_MIN", 0)
+    monkeypatch.setattr(threads, "NONZERO_CHUNK", 8)
 
 
 def _masks(rng, shape):
     size = int(np.prod(shape))
     out = [np.zeros(shape, bool), np.ones(shape, bool)]
-    for p in (0.001, 1 / numba_cpu.SPARSE, 0.1, 0.5, 0.99):
+    for p in (0.001, 1 / threads.SPARSE, 0.1, 0.5, 0.99):
         out.append(rng.random(shape) < p)
     if size:
         one = np.zeros(size, bool)

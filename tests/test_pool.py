@@ -267,7 +267,7 @@ def test_covering_updates_needs_disjoint_boxes():
 @pytest.mark.parametrize("layout", ["rows", "3-d merged", "single row", "reversed rows",
                                     "strided rows", "overlapping", "0-size"])
 def test_copy_rows_copies_exactly_the_layouts_it_takes(layout):
-    from lazyarray.backends import numba_cpu
+    from lazyarray.runtime import threads
 
     rng = np.random.default_rng(3)
     big = rng.integers(0, 1 << 30, (40, 6, 50)).astype(np.int64)
@@ -282,8 +282,8 @@ def test_copy_rows_copies_exactly_the_layouts_it_takes(layout):
         "0-size": (big[:0, 0, :], lambda d: d[:0, 0, :50], False),
     }[layout]
     dst_base = np.zeros((40, 6, 80), np.int64)
-    done = numba_cpu.copy_rows(region(dst_base), src)
-    if numba_cpu._thread_controls() is None:  # (the workqueue layer: NumPy copies instead)
+    done = threads.copy_rows(region(dst_base), src)
+    if threads.thread_controls() is None:  # (the workqueue layer: NumPy copies instead)
         assert not done
         return
     assert done == taken

@@ -479,7 +479,7 @@ def test_vector_lane_reductions(compiled, shape, axis, op):
 def prefetching(compiled, monkeypatch):
     """Every chunked 1-d reduction prefetches (`Spec.prefetch`, the threshold at 0), on
     fresh launches."""
-    from lazyarray.runtime import layout
+    from lazyarray.codegen import layout
     monkeypatch.setattr(layout, "PREFETCH_MIN_BYTES", 0)
     with fresh_launches():
         yield
@@ -511,7 +511,7 @@ def test_prefetching_reductions(prefetching, n, dtype):
 def test_prefetch_only_for_large_inputs(compiled, monkeypatch):
     """`Spec.prefetch` from PREFETCH_MIN_BYTES of array loads on (16 MiB, as on an Intel
     CPU): not below."""
-    from lazyarray.runtime import layout
+    from lazyarray.codegen import layout
     monkeypatch.setattr(layout, "PREFETCH_MIN_BYTES", 16 << 20)
     small = la.asarray(np.ones(1000))
     assert "_h.prefetch" not in la.explain((small * 2).sum()).kernels[0].source
@@ -526,7 +526,7 @@ def test_prefetch_by_cpu(monkeypatch):
     """Left to the CPU, the threshold is 16 MiB, or never on AMD's Zen cores."""
     import llvmlite.binding as llvm
 
-    from lazyarray.runtime import layout
+    from lazyarray.codegen import layout
     for cpu, want in (("skylake-avx512", 16 << 20), ("znver3", 1 << 62), ("znver5", 1 << 62)):
         monkeypatch.setattr(layout, "PREFETCH_MIN_BYTES", None)
         monkeypatch.setattr(llvm, "get_host_cpu_name", lambda cpu=cpu: cpu)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 
 import lazyarray as la
 import lazyarray.backends.numba_scalar as _h
-from lazyarray.runtime import layout
+from lazyarray.codegen import layout
 
 from helpers import assert_like_numpy, fresh_launches
 from test_programs import (code_line, compare, execute, perturbed_runs, plan, programs,

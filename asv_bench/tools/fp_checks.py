@@ -15,7 +15,7 @@ from lazyarray.backends import numba_cpu
 from lazyarray.graph.node import toposort
 from lazyarray.ir.lower import lower
 from lazyarray.runtime import diskcache, executor
-from lazyarray.runtime.layout import plan
+from lazyarray.codegen.layout import plan
 
 n = 10_000_000
 rng = np.random.default_rng(0)

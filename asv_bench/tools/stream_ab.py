@@ -18,7 +18,8 @@ import numpy as np
 
 import lazyarray as la
 from lazyarray import showcase, trace_tier
-from lazyarray.runtime import executor, layout
+from lazyarray.codegen import layout
+from lazyarray.runtime import executor
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
 

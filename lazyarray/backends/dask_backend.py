@@ -45,7 +45,7 @@ from lazyarray.ops.table import REDUCTIONS, reduce_init
 from lazyarray.passes import DEVICE_PIPELINE, optimize
 from lazyarray.runtime import executor
 from lazyarray.runtime.executor import run_fusion
-from lazyarray.runtime.layout import load_points
+from lazyarray.codegen.layout import load_points
 
 log = logging.getLogger("lazyarray")
 

@@ -45,7 +45,7 @@ from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
 from lazyarray.runtime import diskcache
 from lazyarray.runtime.executor import KernelRecord, Trace
-from lazyarray.runtime.layout import load_points, plan
+from lazyarray.codegen.layout import load_points, plan
 
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 # threads per block (a power of two: the shared-memory trees halve it). The simulator runs

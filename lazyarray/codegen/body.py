@@ -9,7 +9,7 @@ import numpy as np
 
 from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
-from lazyarray.runtime.layout import Spec
+from lazyarray.codegen.layout import Spec
 
 class Unsupported(Exception):
     """The CPU code generator cannot express this fusion; the interpreter runs it instead."""

@@ -28,7 +28,7 @@ from lazyarray.codegen.moments import render_moments
 from lazyarray.codegen.rows import render_rows
 from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
-from lazyarray.runtime.layout import Spec
+from lazyarray.codegen.layout import Spec
 
 # 7: kernels return a count of possible FP events; 8: flat loads; 9: fma; 10: flat stores;
 # 11: exact checks of values that reach an output in a second pass, only when one is not finite;

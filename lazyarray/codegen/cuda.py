@@ -39,7 +39,7 @@ from lazyarray.codegen.body import Unsupported, acc_dtype, np_type
 from lazyarray.codegen.body import epilogue_instrs as epilogue_of
 from lazyarray.ir.hlo import Module
 from lazyarray.ops.table import OPS, REDUCTIONS
-from lazyarray.runtime.layout import Spec
+from lazyarray.codegen.layout import Spec
 
 CUDA_CODEGEN_VERSION = 1
 

@@ -21,7 +21,7 @@ from lazyarray.codegen.body import (epilogue_instrs, expr_of, fp_line, indent, n
                                     acc_dtype, np_type)
 from lazyarray.ir.hlo import Module
 from lazyarray.passes.moments import parts
-from lazyarray.runtime.layout import MOMENT_LANES, Spec
+from lazyarray.codegen.layout import MOMENT_LANES, Spec
 
 
 def render_moments(comp: Module, spec: Spec) -> list[str]:

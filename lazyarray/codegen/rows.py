@@ -26,7 +26,7 @@ from lazyarray.codegen.body import (VECTOR_MATH, ancestors, loop_body, expr_of, 
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ops.table import REDUCTIONS
 from lazyarray.passes.fusion import _cheap
-from lazyarray.runtime.layout import Spec
+from lazyarray.codegen.layout import Spec
 
 
 def row_levels(comp: Module, spec: Spec) -> tuple[set[int], dict[int, tuple | None]]:

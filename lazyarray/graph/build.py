@@ -504,9 +504,9 @@ def advanced_getitem(node: Node, key) -> Node:
                         f"boolean index did not match indexed array along axis {ax + d}; size "
                         f"of axis is {node.shape[ax + d]} but size of corresponding boolean "
                         f"axis is {k.shape[d]}")
-            from lazyarray.backends import numba_cpu  # (the mask's indices on all threads)
+            from lazyarray.runtime import threads  # (the mask's indices on all threads)
 
-            for d, nz in enumerate(numba_cpu.nonzero(k, pool.empty)):
+            for d, nz in enumerate(threads.nonzero(k, pool.empty)):
                 adv.append((buffer_of(nz), pos, ax + d))
         elif isinstance(k, Node):
             adv.append((k, pos, ax))

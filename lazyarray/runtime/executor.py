@@ -33,7 +33,7 @@ from lazyarray.ops import library
 from lazyarray.ops.table import reduce_init
 from lazyarray.passes.rows import row_space
 from lazyarray.runtime import background, blas, diskcache, pool
-from lazyarray.runtime.layout import Launch, moment_blocks, plan, span
+from lazyarray.codegen.layout import Launch, moment_blocks, plan, span
 from lazyarray.storage import box, copy_outside, strided_view
 
 log = logging.getLogger("lazyarray")

@@ -113,7 +113,7 @@ def copy(a: np.ndarray, dtype=None) -> np.ndarray:
         return np.array(a, dtype=dtype, copy=True, order="C")
     out = empty(a.shape, dtype)
     if dtype == a.dtype and a.flags.c_contiguous:
-        from lazyarray.backends.numba_cpu import copy_contiguous  # (loads Numba: first use)
+        from lazyarray.runtime.threads import copy_contiguous  # (loads Numba: first use)
 
         copy_contiguous(out, a)
     else:  # a cast or a strided source: NumPy's loop (the pooled pages still fault no more)
@@ -132,12 +132,12 @@ def place(out: np.ndarray, value: np.ndarray, offset: int, strides) -> np.ndarra
     if (type(value) is np.ndarray and value.nbytes >= MIN_BYTES and value.dtype == out.dtype
             and value.dtype.isnative and value.dtype.kind in "biufc"
             and not np.may_share_memory(view, value)):
-        from lazyarray.backends import numba_cpu
+        from lazyarray.runtime import threads
 
         if view.flags.c_contiguous and value.flags.c_contiguous:
-            numba_cpu.copy_contiguous(view, value)
+            threads.copy_contiguous(view, value)
             return out
-        if numba_cpu.copy_rows(view, value):
+        if threads.copy_rows(view, value):
             return out
     view[...] = value
     return out

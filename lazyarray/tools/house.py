@@ -1,5 +1,5 @@
-"""Figures of the package's structure: import cycles, hidden and private imports, long files
-and benchmark workload names in core code.
+"""Figures of the package's structure: import cycles, hidden and private imports, long files,
+benchmark workload names in core code, and imports that break the layer contract.
 
 ``python -m lazyarray.tools.house`` prints them; ``tests/test_house.py`` holds them to the
 ceilings in ``CEILINGS`` so that no change makes the house worse (lower a ceiling when a
@@ -32,7 +32,40 @@ CEILINGS = {
     "private cross-module imports": 82,
     "files over 800 lines": 4,
     "workload names in core code": 63,
+    "upward imports": 0,
 }
+
+
+# The layers, bottom first: a module imports only from its own layer and those below it
+# (`upward imports` counts the others, module-level or not). A module belongs to the layer of
+# the longest prefix that names it; what no prefix names is the namespace.
+LAYERS = (
+    ("facts", ("version", "config", "stats", "ops")),  # op table, dtype rules, options
+    ("memory", ("graph.node", "storage", "runtime.pool", "runtime.threads")),  # nodes,
+    # storages, the buffer pool and its copies on all threads
+    ("graph and IR", ("graph", "ir", "passes", "_export_emit", "_export_math",
+                      "_export_elementwise")),  # graph building, HLO, passes, StableHLO text
+    ("kernels", ("codegen", "backends.numba_scalar", "backends.numba_cpu",
+                 "backends.cuda_scalar", "backends.vector_width")),  # code generators
+    ("runtime", ("runtime", "debug", "replay")),  # executor, kernel cache, versions, BLAS
+    ("backends", ("backends",)),  # CUDA and Dask: over the runtime's kernels
+    ("scheduler", ("engine", "trace_tier")),  # what runs where, the trace front end
+    ("array", ("array",)),  # the Array: views, writes, versions
+    ("namespace", ("",)),  # NumPy's functions and submodules
+    ("tools", ("tools", "showcase", "showcase_dask", "__main__", "cuda_check")),  # showcase,
+    # environment checks: out of the core
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in LAYERS of `module` (a dotted name under the package)."""
+    rel = module.partition(".")[2] if "." in module else ""
+    best, length = len(LAYERS) - 2, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (rel == p or rel.startswith(p + ".") or not p) and len(p) > length:
+                best, length = i, len(p)
+    return best
 
 
 def module_name(path: Path) -> str:
@@ -122,13 +155,15 @@ def figures() -> dict:
     modules = {module_name(p) for p in files}
     graph: dict[str, set[str]] = {m: set() for m in modules}
     hidden = private = workload = 0
-    long_files = []
+    long_files, upward = [], []
     for p in files:
         mod = module_name(p)
         rel = p.relative_to(PACKAGE).as_posix()
         for target, name, in_func in imports(p, modules):
             if target != mod:
                 graph[mod].add(target)
+                if layer_of(target) > layer_of(mod):
+                    upward.append((mod, target, in_func))
             hidden += in_func
             private += bool(name and name.startswith("_") and not name.startswith("__")
                             and target != mod)
@@ -145,7 +180,9 @@ def figures() -> dict:
         "private cross-module imports": private,
         "files over 800 lines": len(long_files),
         "workload names in core code": workload,
+        "upward imports": len(upward),
         "_long": long_files,
+        "_upward": upward,
         "_cycles": cycles,
     }
 
@@ -157,6 +194,10 @@ def main() -> None:
             print(f"{k:32s} {v:5d}   (ceiling {CEILINGS[k]})")
     for rel, n in sorted(f["_long"], key=lambda x: -x[1]):
         print(f"  long: {rel} ({n} lines)")
+    for mod, target, in_func in f["_upward"]:
+        where = "in a function" if in_func else "module level"
+        print(f"  upward: {mod} ({LAYERS[layer_of(mod)][0]}) -> {target} "
+              f"({LAYERS[layer_of(target)][0]}), {where}")
     for c in f["_cycles"]:
         print(f"  cycle of {len(c)}: {', '.join(m.removeprefix('lazyarray.') for m in c)}")
 
