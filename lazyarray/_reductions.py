@@ -163,8 +163,8 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
         if len(tr[4]) == 1 and tr[1][0].size < (TINY if not _LOWERED[0]
                                                 else _options().eager_limit):
             # a pending tiny float64 trace of one dimension: when nothing else holds it (a
-            # temporary: W2's `sum((x - y) ** 2)`), its sum is a trace too (a total, 0-d),
-            # which one-argument ufuncs extend (W2's sqrt) and one loop computes when its
+            # temporary: the distance's `sum((x - y) ** 2)`), its sum is a trace too (a total, 0-d),
+            # which one-argument ufuncs extend (the distance's sqrt) and one loop computes when its
             # value is needed, adding in NumPy's order (trace_tier.force)
             pid = _TOTAL_OF.get(tr[0])
             if pid is None:
@@ -186,7 +186,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
             s = _new_array(Array)
             s._val, s._st, s._chain, s._proxy, s._base, s._tr = total, None, (), None, None, None
             return s
-        s = record_total(a)  # a large trace: the sum goes on it (W2)
+        s = record_total(a)  # a large trace: the sum goes on it (the distance)
         if s is not None:
             return s
     return _reduce("add", np.add, a, axis, dtype, keepdims, initial, where, out)

@@ -217,7 +217,7 @@ class ufunc:
             if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
                 v = _small(x)
             if self._traced and (v is None or type(v) is _ndarray):  # (a 0-d value, a NumPy
-                # scalar, goes straight to NumPy's call below: W2's sqrt of its sum)
+                # scalar, goes straight to NumPy's call below: the distance's sqrt of its sum)
                 if tr is None or _EXT_GET() is not tr[5]:  # (a trace of another state:
                     if v is None:  # computed here, under its own)
                         v = _small(x)
@@ -226,7 +226,7 @@ class ufunc:
                             and (pid := _PIDS.get(self._start)) is not None \
                             and pid not in _NO_START and (opts := _options()).trace \
                             and opts.backend == "cpu":  # a leaf seen before: `_record`,
-                        leaf = memo[1]  # inlined (W1's sin(e))
+                        leaf = memo[1]  # inlined (`a*b + c*d - sin(e)`'s sin(e))
                         return _trace_array((pid, leaf[1], leaf[2], leaf[3], leaf[4], leaf[5]))
                     if (type(v) is _ndarray and v.dtype is _F64
                             and _PIDS.get(self._start) not in _NO_START and _options().trace) \
@@ -938,14 +938,14 @@ def record_where(c: Array, x, y) -> Array | None:
         return None  # (recorded under another error state or options: c is computed)
     tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
     ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
-    large = tc[1][0].size >= TINY  # (`_joinable` only where the tiers differ: W8's hot path)
+    large = tc[1][0].size >= TINY  # (`_joinable` only where tiers differ: a hot path)
     if type(tx) is tuple and (tx[1][0].size >= TINY) is not large \
             and (tx := _joinable(tc, tx)) is None \
             or type(ty) is tuple and (ty[1][0].size >= TINY) is not large \
             and (ty := _joinable(tc, ty)) is None:
         return None
     leaves, scalars, shape = tc[1], tc[2][:tc[3]], tc[4]
-    if type(tx) is tuple and type(ty) is tuple:  # two float64 traces (W8): memoized
+    if type(tx) is tuple and type(ty) is tuple:  # two float64 traces: memoized
         pid = _WHERE_OF.get((tc[0], tx[0], ty[0]))
         if pid is not None and tx[4] == shape == ty[4] and tx[5] is ext and ty[5] is ext:
             scalars += tx[2][:tx[3]]
@@ -1015,7 +1015,7 @@ def _large_start(name: str, memo: tuple, other, reflected: bool, pids: list,
         tr = (pid, leaf[1], [other if t is float else float(other)], 1, leaf[4], ext)
     elif t is Array:
         otr = other._tr
-        if otr is not None:  # a pending trace (W6's `X - X.mean(axis=0)`)
+        if otr is not None:  # a pending trace (the column standardization's `X - X.mean(axis=0)`)
             if otr[5] is not ext:
                 return None
             return _record_pair(name, otr, leaf) if reflected else _record_pair(name, leaf, otr)
@@ -1167,7 +1167,7 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
     def method(self, other):
         if reflected and type(other) is complex and self._is_complex_left_of_float_scalar():
             return py_op(other, float(self))  # Python's complex op (a float64 is a float)
-        # the trace and eager tiers, inlined: the hot path of tiny-array code (W9)
+        # the trace and eager tiers, inlined: the hot path of tiny-array code (tiny-array chains)
         tr = self._tr
         if tr is not None and traced:  # a trace goes on (first: the hottest path)
             t = type(other)
@@ -1699,7 +1699,7 @@ class Array:
     def __getitem__(self, key) -> Array:
         t = type(key)
         if t is slice or t is tuple and key and all(map(_IS_SLICE, key)):  # a view: `_view`,
-            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)  # inlined (W7's five)
+            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)  # inlined (stencils)
             st = self._st
             if st is None:
                 st = self._storage

@@ -127,8 +127,8 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
     and their tuple elements: `execute_lean`) takes the lean path: the warnings recorder is
     set up only when something needs it (a launch that counted a possible flag), and the
     report is built when `last_report()` asks for it. With the caches cold (a large kernel
-    just ran), every Python object a call touches costs a memory access: W8's call at 1e7
-    spent about 200 µs around its kernel before."""
+    just ran), every Python object a call touches costs a memory access: the where/clip chain's call
+    at 1e7 spent about 200 µs around its kernel before."""
     global _last
     guard = _Recording()
     try:

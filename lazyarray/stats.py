@@ -15,8 +15,8 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "kernels_la
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 # The counters of hot paths are C-level counters: `eager_op()` costs a third of a locked
-# dictionary increment, which is a tenth of what a tiny operation costs (W9); a replay of a
-# large trace bumps four of them.
+# dictionary increment, which is a tenth of what a tiny operation costs (tiny-array chains); a
+# replay of a large trace bumps four of them.
 _FAST = ("eager_ops", "trace_kernel_runs", "hits", "kernels_launched", "materializations",
          "trace_replays", "plan_hits")
 _fast = {name: itertools.count() for name in _FAST}

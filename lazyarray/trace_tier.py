@@ -26,8 +26,8 @@ bool, a total or a count; below) and an operation on operands of other kinds is 
 recorded. `np.sum` of a 1-d float64 trace is one loop too: it adds the values in NumPy's
 pairwise order, so the sum has np.add.reduce's bits. Of a temporary, the sum is a trace
 itself (kind 2, a *total*: 0-d, a NumPy float64 scalar when computed) that one-argument
-ufuncs extend (W2's `sqrt`), computed by one loop returning one float; of a trace the caller
-holds, `force_sum` computes both at once, and the trace keeps its values.
+ufuncs extend (the distance's `sqrt`), computed by one loop returning one float; of a trace the
+caller holds, `force_sum` computes both at once, and the trace keeps its values.
 
 When the value is needed (`np.asarray`, `print`, a reduction, any operation the tier does
 not record), `force` runs the program: on NumPy, one call per operation (the same calls the
@@ -137,7 +137,7 @@ def _kind(key: tuple) -> int | None:
         if op[0] == "view":
             return 0 if not kinds[0] else None
         return _REDUCED.get((op[1], kinds[0]))
-    if op in FLOAT_OPS:  # (on a total: a one-argument ufunc's call, W2's sqrt of its sum)
+    if op in FLOAT_OPS:  # (on a total: a one-argument ufunc's call, the distance's sqrt of its sum)
         return 0 if not any(kinds) else 2 if kinds == [2] else None
     if op == "total":  # np.sum of a tiny 1-d float64 trace: a float64 scalar (kind 2)
         return 2 if operands[0] != SCALAR and not kinds[0] else None
@@ -349,9 +349,10 @@ class Program:
     def _filtered(self, checked: list[int], n: int, summed: bool) -> list[int]:
         """The steps whose values the loop's filter tests, for the checked steps `checked`
         of the first `n`: a check moves to a step using the value where that step's result
-        is not finite whenever the value is not (`_PROPAGATES`), so W2's and W9's chains
-        test one value, not each step's. `summed`: the loop's last value is summed and a
-        sum that is not finite is rechecked anyway (a total's epilogue, `force_sum`)."""
+        is not finite whenever the value is not (`_PROPAGATES`), so the distance's chain and
+        those of tiny arrays test one value, not each step's. `summed`: the loop's last value is
+        summed and a sum that is not finite is rechecked anyway (a total's epilogue,
+        `force_sum`)."""
         user: dict[int, int] = {}  # step -> a later step whose result is not finite with it
         for c, (op, names) in enumerate(self.steps[:n]):
             for p, name in enumerate(names):
@@ -417,8 +418,8 @@ def _build_sum(prog: Program, leaves, scalars: np.ndarray) -> None:
 
 
 def _build(prog: Program, leaves, scalars: np.ndarray) -> None:
-    """The background job: compile the loop, then let the next run take it. Compiling W9's
-    100-step loop took 4.1 s here (0.5 s from the disk cache), so it never holds up the
+    """The background job: compile the loop, then let the next run take it. Compiling a tiny-array
+    chain's 100-step loop took 4.1 s here (0.5 s from the disk cache), so it never holds up the
     caller: until it is ready, the program keeps running on NumPy."""
     prog.kernel = _compile(prog, leaves, scalars, leaves[0].size)
 
@@ -448,7 +449,7 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = F
 def _launcher(prog: Program, entry, total: bool):
     """`launch(tr)` -> (the trace's value, the kernel's result): a function of this program's
     arity calling the compiled function itself. Without the dispatcher's typing of each
-    argument and a call through `*args` (0.4 of W2's 1.2 us at 1e3 elements). The compiled
+    argument and a call through `*args` (0.4 of the distance's 1.2 us at 1e3 elements). The compiled
     function checks no types: its arguments must be what it was compiled for, and they are
     by construction: a fresh C-contiguous output, leaves that are flat read-only float64
     arrays (`array._trace_input`), float scalars (or one float64 array of them), an int."""

@@ -109,8 +109,8 @@ class OneThread:
     Numba compiles each `prange` loop of a parallel kernel into a function whose array
     arguments are declared not to alias, which lets LLVM vectorize it even when the result
     is written over an operand; the serial dispatcher of the same source keeps runtime alias
-    checks that an in-place launch fails, and runs scalar (W5's bias + relu at 256^2: 44 us
-    against 15; docs/performance.md, "One thread, vectorized").
+    checks that an in-place launch fails, and runs scalar (the dense layer's bias + relu at 256^2:
+    44 us against 15; docs/performance.md, "One thread, vectorized").
     """
 
     def __init__(self, parallel):

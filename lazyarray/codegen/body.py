@@ -75,7 +75,7 @@ def expr_of(comp: Module, i: int, fast: bool = False) -> str:
         return f"{np_type(ins.dtype)}({args[0]})"
     if ins.opcode == "select":
         return f"({args[1]} if {args[0]} else {args[2]})"
-    if ins.opcode == "exp" and _sign(comp, ins.operands[0]) < 0:  # (W4: exp(-(x - y)**2))
+    if ins.opcode == "exp" and _sign(comp, ins.operands[0]) < 0:  # (exp(-(x - y)**2))
         return f"{np_type(ins.dtype)}(_h.exp_nonpositive({args[0]}))"
     return f"{np_type(ins.dtype)}({scalar_call(ins.opcode, args, fast)})"
 
@@ -127,7 +127,7 @@ _MAX_LITERAL = {"float64": "1.7976931348623157e+308",
 
 
 def _sign(comp: Module, i: int) -> int:
-    """1 when instruction i's value is >= 0 or NaN, -1 when it is <= 0 or NaN (W4's
+    """1 when instruction i's value is >= 0 or NaN, -1 when it is <= 0 or NaN (the Gaussian sum's
     `-(x - y)**2`), else 0: what its opcode alone tells, for float32 and float64 values."""
     ins = comp.instrs[i]
     if ins.dtype.name not in _MAX_LITERAL:
@@ -143,7 +143,7 @@ def _sign(comp: Module, i: int) -> int:
 def _nonfinite_value(comp: Module, i: int) -> str:
     """`nonfinite_test` of instruction i's value: one compare when its sign is known (a value
     >= 0 is not finite exactly where it is not <= the largest finite value), against a
-    subtraction and a compare (W4's kernel: 3% of its time)."""
+    subtraction and a compare (the Gaussian sum's kernel: 3% of its time)."""
     sign = _sign(comp, i)
     if not sign:
         return nonfinite_test(f"x{i}")
@@ -159,7 +159,7 @@ def magnitude_bits(comp: Module, i: int) -> list[str]:
     the sign, as int64: at least NONFINITE_BITS exactly where the value is not finite (both
     parts of a complex). A split body keeps their running maximum (`nfo`), an integer max
     reduction LLVM vectorizes in two instructions per vector; counting non-finite values
-    took four (a subtraction, a compare, the mask widened, an add: W7's kernel 2-4%)."""
+    took four (a subtraction, a compare, the mask widened, an add: the stencil's kernel 2-4%)."""
     def bits(x: str) -> str:
         return f"(_h._float64_as_bits(np.float64({x})) & 0x7FFFFFFFFFFFFFFF)"
     if comp.instrs[i].dtype.kind == "c":
@@ -227,14 +227,14 @@ def loop_body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
 
     The checks of instructions whose inf or NaN surely reaches an output ("gated") matter only
     where an output is not finite. Inline, they are `(output not finite) and (checks)`, which
-    a vectorized loop evaluates everywhere anyway (W7: +20 %); with `split`, the body only
+    a vectorized loop evaluates everywhere anyway (the stencil: +20 %); with `split`, the body only
     counts the elements where an output, or a checked float value that may not reach one
-    (W8's `x * 2` under `where`), is not finite (`nfo`), and the caller runs the exact checks
-    in a second pass when that count is not zero: one compare per checked value instead of
-    the exact check's operand NaN tests. With `loose` (reduction kernels), a checked float
+    (the where/clip chain's `x * 2` under `where`), is not finite (`nfo`), and the caller runs the
+    exact checks in a second pass when that count is not zero: one compare per checked value instead
+    of the exact check's operand NaN tests. With `loose` (reduction kernels), a checked float
     value counts wherever it is not finite, NaN operands or not: a larger superset, which
     the interpreter then settles (`executor.recheck_flags`), as it does for a sum that is not
-    finite; the operand tests cost W4's kernel 7%."""
+    finite; the operand tests cost the Gaussian sum's kernel 7%."""
     lines = []
     k = 0
     for p, dims in spec.loads:
@@ -451,8 +451,9 @@ _NAN_OUT = {"add", "subtract", "multiply", "divide", "reciprocal", "square", "sq
 
 def _chained_checks(comp: Module, here: list[int],
                     skip: set[int]) -> tuple[set[int], dict[int, str]]:
-    """Checks moved to the end of chains of one-operand ops: W4's `exp(-(x - y)**2)` checks
-    `-(x - y)**2` once, not `x - y` and its square apart (a tenth of W4's time).
+    """Checks moved to the end of chains of one-operand ops: the Gaussian sum's `exp(-(x - y)**2)`
+    checks `-(x - y)**2` once, not `x - y` and its square apart (a tenth of the Gaussian sum's
+    time).
 
     When j = f(i) for an f in `_CARRY_UNARY`, and i is NaN whenever one of its operands is,
     the check of i (`not finite(i) and no operand NaN`) and that of j (`not finite(j) and i
@@ -564,10 +565,10 @@ def has_row_lanes(spec: Spec) -> bool:
 
 def row_lanes(spec: Spec, kept: int) -> int:
     """Partial rows per chunk for `kept` elements per row: ROW_LANES for narrow rows, so that
-    consecutive rows add into different partial rows (W6's 8 column sums: 1.77 ms with one,
-    1.16 ms with four, where every row's read-add-write waited for the previous row's store);
-    one for rows of LANES_BELOW elements or more, whose vectors are independent already
-    (a (1000, 1000) column sum: four lanes moved 4x the partials, 0.55 ms against 0.16).
+    consecutive rows add into different partial rows (the column standardization's 8 column sums:
+    1.77 ms with one, 1.16 ms with four, where every row's read-add-write waited for the previous
+    row's store); one for rows of LANES_BELOW elements or more, whose vectors are independent
+    already (a (1000, 1000) column sum: four lanes moved 4x the partials, 0.55 ms against 0.16).
     Chosen by the shape, so the order of the additions does not depend on the thread count."""
     return ROW_LANES if has_row_lanes(spec) and kept < LANES_BELOW else 1
 
@@ -585,8 +586,8 @@ PREFETCH_AHEAD = 1024  # elements from a block to the lines its prefetches ask f
 def prefetch_lines(comp: Module, spec: Spec, start: str) -> list[str]:
     """Software prefetches, one per 64-byte line of each array load, of the block of
     PREFETCH_BLOCK elements PREFETCH_AHEAD elements after the block from `start` (kept below
-    n0). W2 at 1e7 (Intel Xeon, 2 cores): 3.5 -> 3.0 ms; the hardware prefetcher alone kept
-    too few lines in flight per core. Blocks of 256 and 1024 ahead were the best of
+    n0). the distance at 1e7 (Intel Xeon, 2 cores): 3.5 -> 3.0 ms; the hardware prefetcher alone
+    kept too few lines in flight per core. Blocks of 256 and 1024 ahead were the best of
     256-1024 and 512-2048 elements (2048 ahead: 3.2-3.3 ms)."""
     arrays = [comp.instrs[p].dtype.itemsize for p, dims in spec.loads if dims is not None]
     step = max(1, 64 // min(arrays))
@@ -598,7 +599,7 @@ def prefetch_lines(comp: Module, spec: Spec, start: str) -> list[str]:
 def vector_combine(reduce_ins) -> str | None:
     """For a float sum, max or min: the template `{0}` (accumulator) `{1}` (value) of the one
     accumulator step that LLVM vectorizes into several vector accumulators (`_h.sum_step`,
-    `max_step`, `min_step`); None for the rest. W2 at 1e7: 3.5 ms, against 5.4 ms for 4
+    `max_step`, `min_step`); None for the rest. the distance at 1e7: 3.5 ms, against 5.4 ms for 4
     scalar accumulators, which wait on the add's latency on a core that loads faster than
     it adds; a (10000, 1000) row max: 1.8 ms against 3.3 ms. The order of a sum's additions
     is fixed by the compiled kernel (the vector width LLVM picks for the CPU), not by the

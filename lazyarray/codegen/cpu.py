@@ -118,7 +118,8 @@ def _row_maxima(nest: list[str], body: list[str]) -> list[str]:
     keeps the running maximum `nfo` and the nest has two loops or more, the innermost loop
     keeps its own (`nfr`), folded into `nfo` after it: the vectorized loop's maximum across
     its lanes then no longer waits on the row before, as it did when the loop started from
-    `nfo` (W6's rows of 8: 3.8 ms, against 3.1 ms this way, 2.7 ms with no checks)."""
+    `nfo` (the column standardization's rows of 8: 3.8 ms, against 3.1 ms this way, 2.7 ms with no
+    checks)."""
     depth = len(nest)
     if depth < 2 or not any(line.lstrip().startswith("nfo = max(") for line in body):
         return nest + indent(body, depth)
@@ -220,15 +221,16 @@ def _streams_direct(comp: Module, spec: Spec, roots) -> bool:
 def _render_stream_direct(comp: Module, idx: list[str], body: list[str], stores,
                           roots) -> list[str]:
     """A loop (`Spec.stream`) whose output is stored by non-temporal vector stores straight from
-    registers. Per piece -- a row of a 2-d loop (W7's stencil), STREAM_SUPERBLOCK elements of a
-    1-d one (W8) -- three loops over its elements: up to the first 64-byte boundary of out0,
-    then over whole multiples of STREAM_SPAN bytes with the store `_h.store_stream` (LLVM
-    vectorizes the loop as the plain one, its stores into aligned non-temporal vector stores),
-    then the rest; the first and last store plainly. The indices are unsigned (signed ones make
-    the loads gathers). Each parallel iteration (STREAM_ROWS rows, or one piece) ends with a
-    fence. Through a buffer instead (`_render_stream_loop`), a store and a load per element
-    more: W7's kernel ran 1.2-1.4x slower than the plain one that way, 0.86-0.95 of it this way;
-    W8's 0.79-0.84 against 0.86-0.95 (docs/performance.md). Not indented."""
+    registers. Per piece -- a row of a 2-d loop (the stencil), STREAM_SUPERBLOCK elements
+    of a 1-d one (the where/clip chain) -- three loops over its elements: up to the first 64-byte
+    boundary of out0, then over whole multiples of STREAM_SPAN bytes with the store
+    `_h.store_stream` (LLVM vectorizes the loop as the plain one, its stores into aligned
+    non-temporal vector stores), then the rest; the first and last store plainly. The indices are
+    unsigned (signed ones make the loads gathers). Each parallel iteration (STREAM_ROWS rows, or one
+    piece) ends with a fence. Through a buffer instead (`_render_stream_loop`), a store and a load
+    per element more: the stencil's kernel ran 1.2-1.4x slower than the plain one that way,
+    0.86-0.95 of it this way; the where/clip chain's 0.79-0.84 against 0.86-0.95
+    (docs/performance.md). Not indented."""
     # the streaming loop covers whole multiples of STREAM_SPAN bytes: LLVM vectorizes it in
     # groups of up to 256 bytes (8 lanes unrolled up to 4x), which then leave no element to a
     # scalar remainder (its non-temporal stores, one element each, are slow)
@@ -313,7 +315,7 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     def lanes(d: int, lo: str, hi: str) -> list[str]:
         """The innermost reduced loop. Float sums, max and min (`vector_combine`): one
         accumulator, which LLVM splits into vector lanes, the body's vector math vectorized
-        with it (W4 at 1e5: 42.2 ms, against 43.5-44.7 ms in BLOCK lanes). Otherwise 4
+        with it (the Gaussian sum at 1e5: 42.2 ms, against 43.5-44.7 ms in BLOCK lanes). Otherwise 4
         independent scalar accumulators (fixed order, so still deterministic): the chain no
         longer waits on one register.
 
@@ -323,8 +325,8 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         BLOCK elements (then the partial last one) at a time, in a loop without a carried
         value, which LLVM vectorizes (sin and cos in the passes of `vector_block`); the lanes
         are then combined by halving (lane j with lane j + w). A fixed order, whatever the
-        thread count. (W4: a buffer per block summed by 4 scalar lanes was 12% slower, and
-        the 40 elements of a 1000-long row past the last full block another 20%.)"""
+        thread count. (the Gaussian sum: a buffer per block summed by 4 scalar lanes was 12% slower,
+        and the 40 elements of a 1000-long row past the last full block another 20%.)"""
         roots = [comp.instrs[r].operands[0] for r in reds]
         steps = [vector_combine(comp.instrs[r]) for r in reds]
         if all(steps) and not (blocked and slow_path_instrs(comp, spec, roots, epi)):

@@ -25,13 +25,13 @@ from lazyarray.ops.indexing import other_axes
 # Outputs of a 1-d or 2-d loop kernel stream past the caches from this size: smaller ones are
 # likely read again while they are still cached.
 STREAM_MIN_BYTES = 16 << 20
-# A 1-d reduction prefetches its loads from this size on (`Spec.prefetch`): W2 at 1e7 on an
-# Intel Xeon, 3.5 -> 3.0 ms (one core keeps too few of its misses in flight to draw the
+# A 1-d reduction prefetches its loads from this size on (`Spec.prefetch`): the distance at 1e7 on
+# an Intel Xeon, 3.5 -> 3.0 ms (one core keeps too few of its misses in flight to draw the
 # memory's bandwidth from two streams); below, mostly cached, the blocks cost up to 10%.
 # None: decided by the CPU on first use (`prefetch_min_bytes`)
 PREFETCH_MIN_BYTES: int | None = None
 # ...and a 2-d loop's when its rows are this long: a short row is mostly its ends, stored
-# plainly (W6's rows of 8 float64 streamed ran 1.9x slower)
+# plainly (the column standardization's rows of 8 float64 streamed ran 1.9x slower)
 STREAM_ROW_MIN_BYTES = 4096
 
 
@@ -116,8 +116,8 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
     computed already, by instruction id; `flat`: pass strided multi-dimensional loads with a
     unit inner stride as flat windows, see `Spec.flat`; `in_place`: the result may go into
     an operand's buffer, so it is not streamed: a non-temporal store to a line the kernel
-    just read, still in cache, costs more than a plain one (W5's bias + relu at 2048^2 in
-    place: 7.0 ms streamed, 0.6 ms plain))."""
+    just read, still in cache, costs more than a plain one (the dense layer's bias + relu at 2048^2
+    in place: 7.0 ms streamed, 0.6 ms plain))."""
     found = moments.parts(comp)
     if found is not None:
         return _plan_moments(comp, operands, memo, found)
@@ -305,8 +305,8 @@ def _plan_moments(comp: Module, operands: list, memo: dict | None,
 
 
 # elements of X per block of a moments kernel (32 KiB of float64: the second pass over a block
-# reads it from L1, 48 KiB on recent x86 cores; W6 at 1e6x8 on an Intel Xeon: 4.8 ms a call,
-# 5.0 with 2^11, 5.2 with 2^13, 5.4 with 2^15, the earlier choice)
+# reads it from L1, 48 KiB on recent x86 cores; the column standardization at 1e6x8 on an Intel
+# Xeon: 4.8 ms a call, 5.0 with 2^11, 5.2 with 2^13, 5.4 with 2^15, the earlier choice)
 MOMENT_BLOCK = 1 << 12
 MOMENT_LANES = 64  # lanes a block is summed into (a multiple of the kept size when it fits)
 
@@ -337,8 +337,8 @@ def span(shape, strides) -> int:
 
 def prefetch_min_bytes() -> int:
     """PREFETCH_MIN_BYTES, set on first use where it is None: 16 MiB, or never on AMD's Zen
-    cores, whose own prefetcher keeps both of W2's streams in flight: there the prefetch
-    instructions made W2 at 1e7 1.2-1.3x slower than without (an EPYC, Zen 3, 2 cores:
+    cores, whose own prefetcher keeps both of the distance's streams in flight: there the prefetch
+    instructions made the distance at 1e7 1.2-1.3x slower than without (an EPYC, Zen 3, 2 cores:
     7.3-7.6 against 5.7-6.2 ms, the hand-written Numba loop 5.8-6.4)."""
     global PREFETCH_MIN_BYTES
     if PREFETCH_MIN_BYTES is None:

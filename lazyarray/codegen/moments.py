@@ -3,8 +3,8 @@
 X is read as n0 rows of n1 kept elements, in fixed blocks of `rb` rows, one block per
 parallel iteration. A block is a contiguous run of X's elements, summed into `w` lanes (w a
 multiple of n1, so lane u holds kept element u % n1): a loop of w independent additions
-that LLVM vectorizes, where a loop over one row's n1 elements (W6: 8) would not pay for
-itself. Per block: its sums per kept element, then, over the block again while it is in
+that LLVM vectorizes, where a loop over one row's n1 elements (the column standardization: 8) would
+not pay for itself. Per block: its sums per kept element, then, over the block again while it is in
 cache, the sums of squared deviations from the block's own means. Both go to partials, one
 row per block. Then per kept element: the total of the block sums (the first reduction), the
 epilogue up to the value M subtracted from X, and the second reduction from the partials,

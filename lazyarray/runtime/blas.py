@@ -99,7 +99,8 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _numpy_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul(a, b); a large 2-D result goes into a pooled buffer (`pool`), whose pages
-    are faulted in already (W5 at 2048: a fresh 32 MB result each call cost ~7 ms here)."""
+    are faulted in already (the dense layer at 2048: a fresh 32 MB result each call cost ~7 ms
+    here)."""
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and a.dtype == b.dtype and (
             a.dtype.kind in "fc" and a.shape[0] * b.shape[1] * a.itemsize >= pool.MIN_BYTES):
         return np.matmul(a, b, out=pool.empty((a.shape[0], b.shape[1]), a.dtype))
@@ -158,8 +159,8 @@ def _load():
         os.replace(tmp, copy)
     # read once, as the library loads: the kernels, and how long idle workers spin before
     # they sleep (2**24 cycles, a few ms, not OpenBLAS's 2**28, ~0.1 s: they would take the
-    # cores from the kernel that runs next, W5's bias + relu, and from NumPy's own OpenBLAS
-    # workers; never spinning made each product wait for its workers to wake)
+    # cores from the kernel that runs next, the dense layer's bias + relu, and from NumPy's own
+    # OpenBLAS workers; never spinning made each product wait for its workers to wake)
     settings = {"OPENBLAS_CORETYPE": "SkylakeX", "OPENBLAS_THREAD_TIMEOUT": "24"}
     before = {k: os.environ.get(k) for k in settings}
     os.environ.update(settings)
