@@ -13,7 +13,7 @@ from lazyarray.array import Array, _device_name, _value_array, as_array, in_orde
 from lazyarray.config import TINY as _TINY
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
-from lazyarray.runtime import pool
+from lazyarray.runtime import pool, threads
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -197,8 +197,6 @@ def arange(*args, dtype=None, device=None, like=None, **kwargs):
     """Evenly spaced values within an interval (see numpy.arange)."""
     if dtype is None and not kwargs and 1 <= len(args) <= 3 \
             and all(type(a) is int for a in args):  # Python ints: large ones on all threads
-        from lazyarray.runtime import threads  # (loads Numba: first use)
-
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
         values = threads.arange_int64(start, stop, step, pool.empty)
         if values is not None:

@@ -6,7 +6,9 @@ import builtins
 
 import numpy as np
 
-from lazyarray import config
+from lazyarray import _creation, config
+from lazyarray import _reductions as reductions
+from lazyarray import _ufuncs as u
 from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
                              in_order,
                              eager_result, eager_values,
@@ -15,7 +17,7 @@ from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_consta
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.dtypes import result_type, weak_type
-from lazyarray.runtime import pool
+from lazyarray.runtime import pool, threads
 
 
 def where(condition, x=None, y=None):
@@ -235,8 +237,6 @@ def _a(x) -> Array:
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|a - b| <= atol + rtol * |b|`` with NumPy's inf/NaN rules (see
     numpy.isclose)."""
-    from lazyarray import _ufuncs as u
-
     values = eager_values((a, b))
     if values is not None:  # the eager tier
         return eager_result(np.asarray(np.isclose(*values, rtol, atol, equal_nan)), values)
@@ -263,9 +263,7 @@ def array_equal(a1, a2, equal_nan=False) -> bool:
         return False
     eq = x == y
     if equal_nan and x.dtype.kind in "fc" and y.dtype.kind in "fc":
-        from lazyarray import _ufuncs as u
-
-        eq = eq | (u.isnan(x) & u.isnan(y))
+            eq = eq | (u.isnan(x) & u.isnan(y))
     return bool(eq.all())
 
 
@@ -281,8 +279,6 @@ def array_equiv(a1, a2) -> bool:
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Replace NaN and infinities with finite numbers (see numpy.nan_to_num)."""
-    from lazyarray import _ufuncs as u
-
     a = _a(x)
     if a.dtype.kind not in "fc":
         return a.copy()
@@ -305,11 +301,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range of values, max - min, along an axis (see numpy.ptp)."""
-    from lazyarray._reductions import _finish
-
     x = _a(a)
     res = x.max(axis=axis, keepdims=keepdims) - x.min(axis=axis, keepdims=keepdims)
-    return _finish(res._node, out, "maximum")
+    return reductions.finish(res._node, out, "maximum")
 
 
 def nonzero(a):
@@ -328,8 +322,6 @@ def nonzero(a):
 
 def _nonzero_rows(x) -> np.ndarray:
     """`threads.nonzero` of the mask of `x` (an Array or a NumPy bool array)."""
-    from lazyarray.runtime import threads  # (loads Numba: first use)
-
     return threads.nonzero(np.asarray(x if x.dtype == bool else x != 0), pool.empty)
 
 
@@ -383,14 +375,10 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
 
 def full_like_scalar(ref, value):
-    from lazyarray._creation import full
-
-    return full(ref.shape, value, dtype=ref.dtype)
+    return _creation.full(ref.shape, value, dtype=ref.dtype)
 
 
 def _nan_reduction(fn, fill, a, axis, dtype, keepdims, **kw):
-    from lazyarray import _ufuncs as u
-
     x = _a(a)
     if x.dtype.kind not in "fc":
         return fn(x, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype else {}), **kw)
@@ -414,49 +402,38 @@ def _nan_fallback(np_fn, a, axis, dtype, out, keepdims, **extra):
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Sum treating NaN as zero (see numpy.nansum)."""
-    from lazyarray._reductions import sum as f
-
     if initial is not _NV or where is not _NV:
         return _nan_fallback(np.nansum, a, axis, dtype, out, keepdims, initial=initial,
                              where=where)
-    return _nan_reduction(f, 0, a, axis, dtype, keepdims is True, out=out)
+    return _nan_reduction(reductions.sum, 0, a, axis, dtype, keepdims is True, out=out)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Product treating NaN as one (see numpy.nanprod)."""
-    from lazyarray._reductions import prod as f
-
     if initial is not _NV or where is not _NV:
         return _nan_fallback(np.nanprod, a, axis, dtype, out, keepdims, initial=initial,
                              where=where)
-    return _nan_reduction(f, 1, a, axis, dtype, keepdims is True, out=out)
+    return _nan_reduction(reductions.prod, 1, a, axis, dtype, keepdims is True, out=out)
 
 
 def nanmax(a, axis=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Maximum ignoring NaN (see numpy.nanmax; all-NaN slices use NumPy for its warning)."""
-    from lazyarray._reductions import max as f
-
     if initial is not _NV or where is not _NV:
         return _nan_fallback(np.nanmax, a, axis, None, out, keepdims, initial=initial,
                              where=where)
-    return _nan_reduction(f, -np.inf, a, axis, None, keepdims is True, out=out)
+    return _nan_reduction(reductions.max, -np.inf, a, axis, None, keepdims is True, out=out)
 
 
 def nanmin(a, axis=None, out=None, keepdims=_NV, initial=_NV, where=_NV):
     """Minimum ignoring NaN (see numpy.nanmin)."""
-    from lazyarray._reductions import min as f
-
     if initial is not _NV or where is not _NV:
         return _nan_fallback(np.nanmin, a, axis, None, out, keepdims, initial=initial,
                              where=where)
-    return _nan_reduction(f, np.inf, a, axis, None, keepdims is True, out=out)
+    return _nan_reduction(reductions.min, np.inf, a, axis, None, keepdims is True, out=out)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NV, *, where=_NV):
     """Mean ignoring NaN (see numpy.nanmean)."""
-    from lazyarray import _ufuncs as u
-    from lazyarray._reductions import _finish
-
     if where is not _NV:
         return _nan_fallback(np.nanmean, a, axis, dtype, out, keepdims, where=where)
     keep = keepdims is True
@@ -465,7 +442,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NV, *, where=_NV):
         return x.mean(axis=axis, dtype=dtype, out=out, keepdims=keep)
     ok = ~u.isnan(x)
     total = nansum(x, axis=axis, dtype=dtype, keepdims=keep)
-    return _finish((total / ok.sum(axis=axis, keepdims=keep))._node, out)
+    return reductions.finish((total / ok.sum(axis=axis, keepdims=keep))._node, out)
 
 
 def polyval(p, x):

@@ -14,7 +14,7 @@ from lazyarray.array import Array, _fallback, as_node, eager_result, eager_value
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.indexing import check_bounds, other_axes
-from lazyarray.runtime import pool
+from lazyarray.runtime import pool, threads
 
 
 def _arr(a) -> Array:
@@ -134,7 +134,5 @@ def compress(condition, a, axis=None, out=None):
     cond = np.asarray(condition)
     if cond.ndim != 1:
         raise ValueError("condition must be a 1-d array")
-    from lazyarray.runtime import threads  # (loads Numba: first use)
-
     (nz,) = threads.nonzero(cond if cond.dtype == bool else cond != 0, pool.empty)
     return take(a, nz, axis=axis)

@@ -107,17 +107,17 @@ def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VA
             if not keepdims:
                 shape = tuple(n for i, n in enumerate(node.shape) if i not in axes)
             res = build.broadcast_to(build.constant(np.asarray(initial, acc), acc), shape)
-            return _finish(res, out, ufunc.__name__)
+            return finish(res, out, ufunc.__name__)
     res = build.reduce(src, name, axes, keepdims) if axes else src  # no axes: the input, cast
     if initial is not _NO_VALUE:
         res = build.elementwise({"add": "add", "multiply": "multiply", "maximum": "maximum",
                                  "minimum": "minimum", "or": "logical_or",
                                  "and": "logical_and"}[name], res, initial)
         res = build.convert(res, acc)
-    return _finish(res, out, ufunc.__name__)
+    return finish(res, out, ufunc.__name__)
 
 
-def _finish(node: Node, out, op: str = "add") -> Array:
+def finish(node: Node, out, op: str = "add") -> Array:
     """The result as an Array, or written into `out` (which must have the result's shape).
 
     `op` names the operation in NumPy's error messages: a ufunc name (a reduction),
@@ -225,7 +225,7 @@ def argmax(a, axis=None, out=None, *, keepdims=False):
     v = _whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
         return _eager(np.argmax(_writable_alias(v), axis, keepdims=keepdims))  # (no copy)
-    return _finish(build.argreduce(as_node(a), "max", axis, keepdims), out, "argmax")
+    return finish(build.argreduce(as_node(a), "max", axis, keepdims), out, "argmax")
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
@@ -233,7 +233,7 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
     v = _whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
         return _eager(np.argmin(_writable_alias(v), axis, keepdims=keepdims))
-    return _finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
+    return finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
 
 
 def _large_float64(a) -> bool:
@@ -302,7 +302,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     res = build.convert(build.elementwise("divide", total, n), total.dtype)
     if dtype is None and node.dtype == np.float16:
         res = build.convert(res, node.dtype)
-    return _finish(res, out)
+    return finish(res, out)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
@@ -338,7 +338,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         sq = build.elementwise("square", x)
     ret = sum(Array(sq), axis=axis, dtype=dt, keepdims=keepdims)._node
     res = build.convert(build.elementwise("divide", ret, builtins.max(n - ddof, 0)), ret.dtype)
-    return _finish(res, out)
+    return finish(res, out)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
@@ -361,7 +361,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
             raise TypeError(f"Cannot cast ufunc 'sqrt' output from {root.dtype!r} to "
                             f"{v.dtype!r} with casting rule 'same_kind'")
         root = build.convert(root, v.dtype)
-    return _finish(root, out)
+    return finish(root, out)
 
 
 def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:
@@ -376,7 +376,7 @@ def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:
         build.normalize_axis(axis, len(node.shape))
     elif not node.shape:
         node = build.reshape(node, (1,))
-    res = _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
+    res = finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
     return in_order(res, "K", (a,)) if out is None and axis is not None else res
 
 
@@ -430,5 +430,5 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     acc = reduce_dtype(uf._np, node.dtype, None if dtype is None else np.dtype(dtype)) if \
         name in ("add", "multiply") else (np.dtype(dtype) if dtype is not None else node.dtype)
     build.normalize_axis(axis, len(node.shape))
-    res = _finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
+    res = finish(build.scan(build.convert(node, acc), name, axis), out, "accumulate")
     return in_order(res, "K", (array,)) if out is None and axis is not None else res

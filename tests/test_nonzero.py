@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
 from helpers import assert_like_numpy, check_against_numpy
-from lazyarray.runtime import threads
+from lazyarray.runtime import thread_kernels, threads
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def small_chunks(monkeypatch):
 def _masks(rng, shape):
     size = int(np.prod(shape))
     out = [np.zeros(shape, bool), np.ones(shape, bool)]
-    for p in (0.001, 1 / threads.SPARSE, 0.1, 0.5, 0.99):
+    for p in (0.001, 1 / thread_kernels.SPARSE, 0.1, 0.5, 0.99):
         out.append(rng.random(shape) < p)
     if size:
         one = np.zeros(size, bool)

@@ -17,7 +17,7 @@ from lazyarray.graph.node import Node, buffer, constant
 from lazyarray.ops.dtypes import scalar_as, ufunc_loop, weak_type
 from lazyarray.ops.indexing import check_bounds, other_axes
 from lazyarray.ops.table import OPS, REDUCTIONS
-from lazyarray.runtime import pool
+from lazyarray.runtime import pool, threads
 
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
@@ -504,8 +504,6 @@ def advanced_getitem(node: Node, key) -> Node:
                         f"boolean index did not match indexed array along axis {ax + d}; size "
                         f"of axis is {node.shape[ax + d]} but size of corresponding boolean "
                         f"axis is {k.shape[d]}")
-            from lazyarray.runtime import threads  # (the mask's indices on all threads)
-
             for d, nz in enumerate(threads.nonzero(k, pool.empty)):
                 adv.append((buffer_of(nz), pos, ax + d))
         elif isinstance(k, Node):

@@ -17,6 +17,7 @@ import sys
 import threading
 
 import numpy as np
+from lazyarray.runtime import threads
 from lazyarray.storage import strided_view
 
 MIN_BYTES = 1 << 18  # smaller arrays stay with malloc (docs/performance.md: where it trims)
@@ -113,9 +114,7 @@ def copy(a: np.ndarray, dtype=None) -> np.ndarray:
         return np.array(a, dtype=dtype, copy=True, order="C")
     out = empty(a.shape, dtype)
     if dtype == a.dtype and a.flags.c_contiguous:
-        from lazyarray.runtime.threads import copy_contiguous  # (loads Numba: first use)
-
-        copy_contiguous(out, a)
+        threads.copy_contiguous(out, a)
     else:  # a cast or a strided source: NumPy's loop (the pooled pages still fault no more)
         np.copyto(out, a, casting="unsafe")
     return out
@@ -132,8 +131,6 @@ def place(out: np.ndarray, value: np.ndarray, offset: int, strides) -> np.ndarra
     if (type(value) is np.ndarray and value.nbytes >= MIN_BYTES and value.dtype == out.dtype
             and value.dtype.isnative and value.dtype.kind in "biufc"
             and not np.may_share_memory(view, value)):
-        from lazyarray.runtime import threads
-
         if view.flags.c_contiguous and value.flags.c_contiguous:
             threads.copy_contiguous(view, value)
             return out

@@ -2,7 +2,7 @@
 for graph building. Numba compiles them (cached on disk); NumPy does the small cases and
 any case where Numba's threading layer cannot be entered from several threads.
 
-Importing this module loads Numba: the pool and graph building import it on first use.
+Importing this module is cheap: the kernels (`thread_kernels.py`) load Numba on first use.
 """
 
 from __future__ import annotations
@@ -10,9 +10,17 @@ from __future__ import annotations
 import functools
 import math
 
-import numba
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+
+
+@functools.cache
+def _kernels():
+    """The kernels module: importing it loads Numba, so the first call does (not the package's
+    import)."""
+    from lazyarray.runtime import thread_kernels
+
+    return thread_kernels
 
 
 @functools.cache
@@ -20,6 +28,7 @@ def thread_controls():
     """Numba's per-thread get/set of the thread count (the C functions behind
     `numba.get_num_threads`/`set_num_threads`: a fifth of their cost, without the checks),
     or None when the threading layer is not safe to enter from several threads."""
+    import numba
     from numba.np.ufunc import parallel
 
     parallel._launch_threads()
@@ -28,20 +37,13 @@ def thread_controls():
     return parallel._get_num_threads, parallel._set_num_threads
 
 
-
 def copy_contiguous(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[...] = src for two C-contiguous arrays of one shape and dtype (`runtime.pool.copy`), by a
     byte loop on all threads (NumPy's copy under the workqueue layer: see `one_thread`)."""
     if thread_controls() is None:
         np.copyto(dst, src)
     else:
-        _copy_bytes(src.reshape(-1).view(np.uint8), dst.reshape(-1).view(np.uint8))
-
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _copy_bytes(src, dst):
-    for i in numba.prange(src.size):
-        dst[i] = src[i]
+        _kernels().copy_bytes(src.reshape(-1).view(np.uint8), dst.reshape(-1).view(np.uint8))
 
 
 def copy_rows(dst: np.ndarray, src: np.ndarray) -> bool:
@@ -55,7 +57,7 @@ def copy_rows(dst: np.ndarray, src: np.ndarray) -> bool:
     if None in rows:
         return False
     (s_stride, s_flat), (d_stride, d_flat) = rows
-    _copy_row_bytes(s_flat, s_stride, d_flat, d_stride, math.prod(src.shape[:-1]),
+    _kernels().copy_row_bytes(s_flat, s_stride, d_flat, d_stride, math.prod(src.shape[:-1]),
                     src.shape[-1] * src.itemsize)
     return True
 
@@ -79,17 +81,8 @@ def _row_layout(a: np.ndarray):
     return row, as_strided(first.view(np.uint8), (span,), (1,))
 
 
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _copy_row_bytes(src, s_row, dst, d_row, rows, width):
-    for r in numba.prange(rows):
-        a, b = np.uint64(r * s_row), np.uint64(r * d_row)
-        for k in range(np.uint64(width)):
-            dst[b + k] = src[a + k]
-
-
 NONZERO_MIN = 1 << 16  # mask elements below which `nonzero` is NumPy's (one thread)
 NONZERO_CHUNK = 1 << 14  # mask elements per chunk of `nonzero`, at least
-SPARSE = 64  # a chunk with fewer true elements than 1 in SPARSE: a branch per element
 
 
 def nonzero(mask: np.ndarray, empty=np.empty) -> np.ndarray:
@@ -109,100 +102,14 @@ def nonzero(mask: np.ndarray, empty=np.empty) -> np.ndarray:
     size = -(-flat.size // nch // 8) * 8  # (whole words of 8 elements: `_fill_flat`)
     nch = -(-flat.size // size)
     starts = np.zeros(nch + 1, np.int64)
-    _chunk_counts(flat, size, starts[1:])
+    _kernels().chunk_counts(flat, size, starts[1:])
     np.cumsum(starts, out=starts)
     out = empty((mask.ndim, int(starts[-1])), np.int64)
     if mask.ndim == 1:
-        _fill_flat(flat, flat[:flat.size // 8 * 8].view(np.uint64), size, starts, out[0])
+        _kernels().fill_flat(flat, flat[:flat.size // 8 * 8].view(np.uint64), size, starts, out[0])
     else:
-        _fill_indices(flat, np.array(mask.shape, np.int64), size, starts, out)
+        _kernels().fill_indices(flat, np.array(mask.shape, np.int64), size, starts, out)
     return out
-
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _chunk_counts(flat, size, counts):
-    # (unsigned indices, here and below: no negative-index wraparound test, which kept LLVM
-    # from vectorizing the count)
-    for c in numba.prange(counts.size):
-        n = 0
-        for i in range(np.uint64(c * size), np.uint64(min(c * size + size, flat.size))):
-            n += flat[i] != 0
-        counts[c] = n
-
-
-@numba.njit(inline="always")
-def _last_true(flat, lo, hi):
-    last = hi - 1
-    while last >= lo and flat[np.uint64(last)] == 0:
-        last -= 1
-    return last
-
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _fill_flat(flat, words, size, starts, out):
-    for c in numba.prange(starts.size - 1):
-        lo = c * size
-        pos = np.uint64(starts[c])
-        found = starts[c + 1] - starts[c]
-        hi = min(lo + size, flat.size)
-        if found * SPARSE < hi - lo:  # few: a branch per 8 elements (`words`), rarely taken
-            for k in range(lo // 8, hi // 8):
-                if words[np.uint64(k)]:
-                    for i in range(8 * k, 8 * k + 8):
-                        if flat[np.uint64(i)]:
-                            out[pos] = i
-                            pos += np.uint64(1)
-            for i in range(hi // 8 * 8, hi):
-                if flat[np.uint64(i)]:
-                    out[pos] = i
-                    pos += np.uint64(1)
-        elif found:
-            for i in range(lo, _last_true(flat, lo, hi) + 1):
-                out[pos] = i
-                pos += np.uint64(flat[np.uint64(i)] != 0)
-
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _fill_indices(flat, shape, size, starts, out):
-    """`_fill_flat` for a mask of 2 or more axes: out[d] the indices along axis d. The index
-    along the last axis counts up with the element, the others move when it wraps."""
-    nd = shape.size
-    last = nd - 1
-    width = shape[last]
-    for c in numba.prange(starts.size - 1):
-        lo = c * size
-        pos = np.uint64(starts[c])
-        found = starts[c + 1] - starts[c]
-        hi = min(lo + size, flat.size)
-        if found:
-            at = np.empty(nd, np.int64)  # the N-d index of element lo
-            rest = lo
-            for d in range(last, -1, -1):
-                at[d] = rest % shape[d]
-                rest //= shape[d]
-            j = at[last]
-            row = at[0]
-            end = hi if found * SPARSE < hi - lo else _last_true(flat, lo, hi) + 1
-            for i in range(lo, end):
-                t = flat[np.uint64(i)] != 0
-                if found * SPARSE >= hi - lo or t:
-                    if nd == 2:
-                        out[0, pos] = row
-                    else:
-                        for d in range(last):
-                            out[d, pos] = at[d]
-                    out[last, pos] = j
-                    pos += np.uint64(t)
-                j += 1
-                if j == width:
-                    j = 0
-                    d = last - 1
-                    at[d] += 1
-                    while at[d] == shape[d] and d > 0:
-                        at[d] = 0
-                        d -= 1
-                        at[d] += 1
-                    row = at[0]
 
 
 def arange_int64(start: int, stop: int, step: int, empty=np.empty) -> np.ndarray | None:
@@ -216,14 +123,9 @@ def arange_int64(start: int, stop: int, step: int, empty=np.empty) -> np.ndarray
     if n < ARANGE_MIN:
         return None
     out = empty((n,), np.int64)
-    _fill_range(out, start, step)
+    _kernels().fill_range(out, start, step)
     return out
 
 
 ARANGE_MIN = 1 << 16  # elements below which `arange` is NumPy's
 
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _fill_range(out, start, step):
-    for i in numba.prange(out.size):
-        out[i] = start + i * step
