@@ -29,6 +29,7 @@ import functools as _functools  # noqa: E402
 
 import numpy as _np  # noqa: E402
 
+from lazyarray import backends as _backends  # noqa: E402
 from lazyarray import engine as _engine  # noqa: E402
 from lazyarray import passes as _passes  # noqa: E402
 from lazyarray import stats as _stats  # noqa: E402
@@ -145,9 +146,7 @@ def from_dask(darr, /) -> Array:
     -------
     Array
     """
-    from lazyarray.backends import dask_backend
-
-    return Array(dask_backend.from_dask(darr))
+    return Array(_backends.get("dask").module.from_dask(darr))
 
 
 def cache_info() -> dict:
@@ -195,8 +194,9 @@ def cache_clear(disk: bool = False) -> None:
     """Forget the in-memory kernel and plan caches and reset the counters; with ``disk=True``
     also delete the compiled kernels on disk."""
     _kernel_cache_clear()
-    if "lazyarray.backends.numba_cuda" in _sys.modules:
-        _sys.modules["lazyarray.backends.numba_cuda"].cache_clear()
+    cuda = _backends.loaded("cuda")
+    if cuda is not None:
+        cuda.module.cache_clear()
     _passes.clear_plans()
     _engine._graphs.clear()
     _stats.reset()

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from lazyarray import config, engine, stats, trace_tier as trace
+from lazyarray import backends, config, engine, stats, trace_tier as trace
 from lazyarray.graph import build
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf, toposort
 from lazyarray.ir import fpstate
@@ -1522,12 +1522,10 @@ class Array:
         """
         if _device_name(device) == "cpu":
             return Array(buffer(np.array(self._value())))
-        from lazyarray.backends import numba_cuda
-
-        node = self._node
+        node, cuda = self._node, backends.get("cuda")
         with config.options(backend="cuda"):
             engine.materialize([node])
-        flat = node.device if node.device is not None else numba_cuda.to_device(node.value)
+        flat = node.device if node.device is not None else cuda.to_device(node.value)
         new = Node("buffer", (), node.shape, node.dtype)
         new.realize_device(flat)
         return Array(new)
@@ -1622,9 +1620,7 @@ class Array:
         dask.array.Array
             Fused chunk tasks running lazyarray's kernels (see docs/dask.md).
         """
-        from lazyarray.backends import dask_backend
-
-        return dask_backend.to_dask(self._node, chunks)
+        return backends.get("dask").module.to_dask(self._node, chunks)
 
     def __array__(self, dtype=None, copy=None):
         v = self._val

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lazyarray import config, debug, stats
+from lazyarray import backends, config, debug, stats
 from lazyarray.graph.node import Node, buffer, toposort
 from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ir.text import print_module
-from lazyarray.passes import DEVICE_PIPELINE, MAX_PLANS, PIPELINE, optimize, run_pipeline
+from lazyarray.passes import MAX_PLANS, optimize, run_pipeline
 from lazyarray.passes.fusion import REASONS
 from lazyarray.runtime import pool
 from lazyarray.runtime.executor import (KernelRecord, Trace, execute, execute_lean,
@@ -196,7 +196,7 @@ def _materialize(nodes: list[Node], host: bool) -> None:
         _materialization()
         t0 = time.perf_counter()
         order = toposort(pending)
-        dask_backend = _dask_backend(order)
+        dask = _dask_backend(order)
         o = config.get()
         if o.backend == "cpu" and not (o.debug or o.dump_dir) and fpstate.compiled_ok():
             # the compiled tier on the host, unless every node is small or a leaf is on the GPU
@@ -211,11 +211,10 @@ def _materialize(nodes: list[Node], host: bool) -> None:
             outs = interpret_graph(order, pending)
             debug.interpreted(order)
         elif not host and on_device(order):
-            from lazyarray.backends import numba_cuda
-
-            module, args = lower(pending, order, leaf=numba_cuda.device_leaf)
-            optimized = optimize(module, DEVICE_PIPELINE)
-            outs = numba_cuda.execute(optimized, args)
+            device = backends.get("cuda")
+            module, args = lower(pending, order, leaf=device.leaf)
+            optimized = optimize(module, device.passes)
+            outs = device.run(optimized, args, None, False)
             for node, flat in zip(pending, outs, strict=True):
                 node.realize_device(flat)
             _last = Report(module, optimized, planned=False,
@@ -225,9 +224,9 @@ def _materialize(nodes: list[Node], host: bool) -> None:
             sole = _sole_buffers(order, pending)  # before lowering: its argument list holds them too
             module, args = lower(pending, order)
             trace = Trace()
-            if dask_backend is not None:
-                optimized = optimize(module, DEVICE_PIPELINE)
-                outs = dask_backend.compute(optimized, args)
+            if dask is not None:
+                optimized = optimize(module, dask.passes)
+                outs = dask.run(optimized, args, trace, False)
             elif debug.active():  # LAZYARRAY_DEBUG / LAZYARRAY_DUMP_DIR: logs, snapshots
                 optimized, outs = debug.run_compiled(module, args, trace)
             else:
@@ -443,16 +442,14 @@ def _site_text(site: tuple | None) -> str:
 _IDLE = _idle_refs()
 
 
-def _dask_backend(order: list[Node]):
-    """The dask backend module when it runs this graph, else None (after computing any dask
-    leaves of the graph: the other tiers take NumPy buffers)."""
+def _dask_backend(order: list[Node]) -> backends.Backend | None:
+    """The dask backend when it runs this graph, else None (after computing any dask leaves
+    of the graph: the other tiers take NumPy buffers)."""
     if config.get().backend == "dask" and not _use_interpreter(order):
-        from lazyarray.backends import dask_backend
-
-        return dask_backend
-    mod = sys.modules.get("lazyarray.backends.dask_backend")
-    if mod is not None and mod.foreign_leaves:
-        mod.resolve_leaves(order)
+        return backends.get("dask")
+    dask = backends.loaded("dask")
+    if dask is not None and dask.module.foreign_leaves:
+        dask.module.resolve_leaves(order)
     return None
 
 
@@ -566,11 +563,10 @@ def explain(nodes: list[Node]) -> Report:
         order = toposort(pending)
         trace = Trace()
         if on_device(order):
-            from lazyarray.backends import numba_cuda
-
-            module, args = lower(pending, order, leaf=numba_cuda.peek_leaf)
-            optimized = run_pipeline(module, DEVICE_PIPELINE)
-            numba_cuda.execute(optimized, args, trace, dry=True)
+            device = backends.get("cuda")
+            module, args = lower(pending, order, leaf=device.module.peek_leaf)
+            optimized = run_pipeline(module, device.passes)
+            device.run(optimized, args, trace, True)
         else:
             sole = _sole_buffers(order, pending)
             module, args = lower(pending, order)

@@ -1,1 +1,47 @@
-"""lazyarray.backends"""
+"""Backends: where an optimized HLO module runs.
+
+A backend is one `Backend` row: the passes its modules get, how a realized leaf becomes a
+kernel argument (`leaf`, given to `lower`), how a module runs (`run`), how a host array moves
+into its memory and whether results stay there. The scheduler (`engine.py`) picks a backend
+per evaluation and uses nothing else of it, so a new backend is a new module with a `BACKEND`
+row and a line in `_MODULES`.
+
+The CPU backend is the runtime's executor over Numba kernels (`runtime/executor.py`, with
+`numba_cpu.py` and the code generators); it runs in the scheduler's own fast paths and needs
+no row. CUDA (`numba_cuda.py`) and Dask (`dask_backend.py`) load Numba's CUDA support or Dask
+with them, so `get` imports them on first use, never with the package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+_MODULES = {"cuda": "lazyarray.backends.numba_cuda", "dask": "lazyarray.backends.dask_backend"}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """The protocol of one backend."""
+
+    name: str
+    passes: tuple  # the pass pipeline (`lazyarray.passes`) its modules get
+    run: Callable  # run(module, args, trace, dry) -> the outputs (with `dry`: plan only)
+    leaf: Callable | None = None  # a realized buffer node -> its kernel argument (None: host)
+    to_device: Callable | None = None  # a host array -> the same values in this memory
+    device_results: bool = False  # outputs stay in the backend's memory (`realize_device`)
+    module: ModuleType | None = None  # the backend's own API (`to_dask`, `cache_clear`, ...)
+
+
+def get(name: str) -> Backend:
+    """The backend `name` ("cuda", "dask"), importing its module on first use."""
+    return importlib.import_module(_MODULES[name]).BACKEND
+
+
+def loaded(name: str) -> Backend | None:
+    """The backend `name` if its module was imported already (nothing is loaded), else None."""
+    mod = sys.modules.get(_MODULES[name])
+    return getattr(mod, "BACKEND", None)

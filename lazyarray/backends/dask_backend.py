@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import operator
+import sys
 
 import numpy as np
 
@@ -37,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       ) from exc
 
 from lazyarray import config, stats
+from lazyarray.backends import Backend
 from lazyarray.graph.node import Node, toposort
 from lazyarray.ir.hlo import Builder, Instr, MOVEMENT, Module, SOURCES
 from lazyarray.ir.interpret import apply_movement, evaluate
@@ -496,3 +498,11 @@ def to_dask(node, chunks=None):
     order = toposort([node])
     module, args = lower([node], order)
     return build(optimize(module, DEVICE_PIPELINE), args, chunks)[0]
+
+
+def _run(m: Module, args: list, trace=None, dry: bool = False) -> list:
+    """The protocol's run: the module's outputs, computed on the dask scheduler."""
+    return compute(m, args)
+
+
+BACKEND = Backend("dask", DEVICE_PIPELINE, _run, module=sys.modules[__name__])

@@ -35,6 +35,7 @@ from numba import cuda
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray import stats
+from lazyarray.backends import Backend
 from lazyarray.backends.numba_cpu import import_source
 from lazyarray.codegen import cuda as cg
 from lazyarray.graph import node as graph_node
@@ -43,6 +44,7 @@ from lazyarray.ir.interpret import apply_movement, interpret
 from lazyarray.ops import library
 from lazyarray.ir.text import print_computation
 from lazyarray.ops.table import reduce_init
+from lazyarray.passes import DEVICE_PIPELINE
 from lazyarray.runtime import diskcache
 from lazyarray.runtime.executor import KernelRecord, Trace
 from lazyarray.codegen.layout import load_points, plan
@@ -603,3 +605,6 @@ def contiguous_copy(v: DView) -> DView:
     copy_into(out, v)
     return out
 
+
+BACKEND = Backend("cuda", DEVICE_PIPELINE, execute, leaf=device_leaf, to_device=to_device,
+                  device_results=True, module=sys.modules[__name__])
