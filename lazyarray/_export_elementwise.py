@@ -17,41 +17,41 @@ import numpy as np
 from lazyarray._export_emit import Emitter, UnsupportedOpError, Value
 from lazyarray._export_math import (
     LN2,
-    _and,
-    _arccos,
-    _arccosh,
-    _arcsin,
-    _arcsinh,
-    _arctan,
-    _arctanh,
-    _c,
-    _classify,
-    _complex,
-    _copysign,
-    _cosh,
-    _frexp,
-    _gcd,
-    _heaviside,
-    _hyperbolic,
-    _hypot,
-    _im,
-    _isnan,
-    _kind,
-    _lcm,
-    _ldexp,
-    _modf_frac,
-    _modf_int,
-    _nextafter,
-    _not,
-    _or,
-    _re,
-    _real_only,
-    _signbit,
-    _sinh,
-    _spacing,
-    _to_bool,
-    _trunc,
-    _unsupported,
+    emit_and,
+    emit_arccos,
+    emit_arccosh,
+    emit_arcsin,
+    emit_arcsinh,
+    emit_arctan,
+    emit_arctanh,
+    const,
+    classify,
+    emit_complex,
+    emit_copysign,
+    emit_cosh,
+    emit_frexp,
+    emit_gcd,
+    emit_heaviside,
+    hyperbolic_rule,
+    emit_hypot,
+    imag_part,
+    emit_isnan,
+    kind_of,
+    emit_lcm,
+    emit_ldexp,
+    emit_modf_frac,
+    emit_modf_int,
+    emit_nextafter,
+    emit_not,
+    emit_or,
+    real_part,
+    real_only,
+    emit_signbit,
+    emit_sinh,
+    emit_spacing,
+    to_bool,
+    emit_trunc,
+    unsupported,
 )
 
 LN10 = math.log(10.0)
@@ -62,23 +62,23 @@ LN10 = math.log(10.0)
 
 
 def _add(e, xs, out):
-    return e.ew("or" if _kind(xs[0]) == "b" else "add", *xs)
+    return e.ew("or" if kind_of(xs[0]) == "b" else "add", *xs)
 
 
 def _multiply(e, xs, out):
-    return e.ew("and" if _kind(xs[0]) == "b" else "multiply", *xs)
+    return e.ew("and" if kind_of(xs[0]) == "b" else "multiply", *xs)
 
 
 def _int_division(e, a, b, want):
     """NumPy's integer //, % and fmod: division by zero gives 0; // rounds toward -inf and %
     takes the divisor's sign."""
-    zero, one = _c(e, 0, a), _c(e, 1, a)
+    zero, one = const(e, 0, a), const(e, 1, a)
     by_zero = e.cmp("EQ", b, zero)
     safe = e.select(by_zero, one, b)
     q, r = e.ew("divide", a, safe), e.ew("remainder", a, safe)
     res = q if want == "floor_divide" else r
     if want != "fmod" and a.dtype.kind == "i":
-        adjust = _and(e, e.cmp("NE", r, zero),
+        adjust = emit_and(e, e.cmp("NE", r, zero),
                       e.cmp("NE", e.cmp("LT", r, zero), e.cmp("LT", b, zero)))
         res = e.select(adjust, e.ew("subtract", q, one) if want == "floor_divide"
                        else e.ew("add", r, safe), res)
@@ -87,30 +87,30 @@ def _int_division(e, a, b, want):
 
 def _float_divmod(e, a, b, want):
     """NumPy's npy_divmod for floats (floor_divide and remainder), step by step."""
-    zero, one = _c(e, 0, a), _c(e, 1, a)
+    zero, one = const(e, 0, a), const(e, 1, a)
     mod = e.ew("remainder", a, b)  # C fmod
     by_zero = e.cmp("EQ", b, zero)
     quotient = e.ew("divide", a, b)
     div = e.ew("divide", e.ew("subtract", a, mod), b)
     mod_nz = e.cmp("NE", mod, zero)
-    adjust = _and(e, mod_nz, e.cmp("NE", e.cmp("LT", b, zero), e.cmp("LT", mod, zero)))
+    adjust = emit_and(e, mod_nz, e.cmp("NE", e.cmp("LT", b, zero), e.cmp("LT", mod, zero)))
     if want == "remainder":
         fixed = e.select(mod_nz, e.select(adjust, e.ew("add", mod, b), mod),
-                         _copysign(e, zero, b))
+                         emit_copysign(e, zero, b))
         return e.select(by_zero, mod, fixed)
     div = e.select(adjust, e.ew("subtract", div, one), div)
     floor = e.ew("floor", div)
-    half = _c(e, 0.5, a)
+    half = const(e, 0.5, a)
     floor = e.select(e.cmp("GT", e.ew("subtract", div, floor), half), e.ew("add", floor, one),
                      floor)
-    floor = e.select(e.cmp("NE", div, zero), floor, _copysign(e, zero, quotient))
+    floor = e.select(e.cmp("NE", div, zero), floor, emit_copysign(e, zero, quotient))
     return e.select(by_zero, quotient, floor)
 
 
 def _division(want):
     def rule(e, xs, out):
         a, b = xs
-        if _kind(a) in "iu":
+        if kind_of(a) in "iu":
             return _int_division(e, a, b, want)
         if want == "fmod":
             return e.ew("remainder", a, b)
@@ -120,38 +120,40 @@ def _division(want):
 
 def _reciprocal(e, xs, out):
     x = xs[0]
-    if _kind(x) in "fc":
-        return e.ew("divide", _c(e, 1, x), x)
+    if kind_of(x) in "fc":
+        return e.ew("divide", const(e, 1, x), x)
     # integer 1/x truncates: 1 for 1, -1 for -1, 0 otherwise (NumPy leaves 1/0 undefined)
-    res = e.select(e.cmp("EQ", x, _c(e, 1, x)), _c(e, 1, x), _c(e, 0, x))
-    if _kind(x) == "i":
-        res = e.select(e.cmp("EQ", x, _c(e, -1, x)), _c(e, -1, x), res)
+    res = e.select(e.cmp("EQ", x, const(e, 1, x)), const(e, 1, x), const(e, 0, x))
+    if kind_of(x) == "i":
+        res = e.select(e.cmp("EQ", x, const(e, -1, x)), const(e, -1, x), res)
     return res
 
 
 def _absolute(e, xs, out):
     x = xs[0]
-    if _kind(x) in "bu":
+    if kind_of(x) in "bu":
         return x
     return e.op("abs", [x], x.shape, out)
 
 
 def _sign(e, xs, out):
     x = xs[0]
-    k = _kind(x)
+    k = kind_of(x)
     if k == "c":
         return e.ew("sign", x)
     if k == "u":
-        return e.convert(e.cmp("NE", x, _c(e, 0, x)), x.dtype)
-    zero = _c(e, 0, x)
-    res = e.select(e.cmp("GT", x, zero), _c(e, 1, x),
-                   e.select(e.cmp("LT", x, zero), _c(e, -1, x), zero))
-    return e.select(_isnan(e, x), x, res) if k == "f" else res
+        return e.convert(e.cmp("NE", x, const(e, 0, x)), x.dtype)
+    zero = const(e, 0, x)
+    res = e.select(e.cmp("GT", x, zero), const(e, 1, x),
+                   e.select(e.cmp("LT", x, zero), const(e, -1, x), zero))
+    return e.select(emit_isnan(e, x), x, res) if k == "f" else res
 
 
 def _conjugate(e, xs, out):
     x = xs[0]
-    return _complex(e, _re(e, x), e.ew("negate", _im(e, x))) if _kind(x) == "c" else x
+    if kind_of(x) != "c":
+        return x
+    return emit_complex(e, real_part(e, x), e.ew("negate", imag_part(e, x)))
 
 
 def _square(e, xs, out):
@@ -164,20 +166,20 @@ def _scale(factor_of):
         x = xs[0]
         wide = e.convert(x, np.float32) if x.dtype == np.float16 else x
         factor = factor_of(wide.dtype.type)
-        res = e.ew("multiply", wide, _c(e, factor, wide))
+        res = e.ew("multiply", wide, const(e, factor, wide))
         return e.convert(res, x.dtype)
     return rule
 
 
 def _exp2(e, xs, out):
     x = xs[0]
-    return e.ew("power", _c(e, 2, x), x)
+    return e.ew("power", const(e, 2, x), x)
 
 
 def _log_base(base_ln):
     def rule(e, xs, out):
         x = xs[0]
-        return e.ew("divide", e.ew("log", x), _c(e, base_ln, x))
+        return e.ew("divide", e.ew("log", x), const(e, base_ln, x))
     return rule
 
 
@@ -188,14 +190,14 @@ def _logaddexp(base2: bool):
         d = e.ew("subtract", x, y)
         neg_abs = e.ew("negate", e.ew("abs", d))
         if base2:
-            tail = e.ew("divide", e.ew("log_plus_one", e.ew("power", _c(e, 2, x), neg_abs)),
-                        _c(e, LN2, x))
-            same = e.ew("add", x, _c(e, 1, x))
+            tail = e.ew("divide", e.ew("log_plus_one", e.ew("power", const(e, 2, x), neg_abs)),
+                        const(e, LN2, x))
+            same = e.ew("add", x, const(e, 1, x))
         else:
             tail = e.ew("log_plus_one", e.ew("exponential", neg_abs))
-            same = e.ew("add", x, _c(e, LN2, x))
-        larger = e.select(e.cmp("GT", d, _c(e, 0, x)), x, y)
-        res = e.select(_isnan(e, d), d, e.ew("add", larger, tail))
+            same = e.ew("add", x, const(e, LN2, x))
+        larger = e.select(e.cmp("GT", d, const(e, 0, x)), x, y)
+        res = e.select(emit_isnan(e, d), d, e.ew("add", larger, tail))
         return e.select(e.cmp("EQ", x, y), same, res)
     return rule
 
@@ -205,29 +207,29 @@ def _logaddexp(base2: bool):
 
 def _float_only(hlo):
     def rule(e, xs, out):
-        return e.ew(hlo, xs[0]) if _kind(xs[0]) == "f" else xs[0]  # integer loops: identity
+        return e.ew(hlo, xs[0]) if kind_of(xs[0]) == "f" else xs[0]  # integer loops: identity
     return rule
 
 
 def _trunc_rule(e, xs, out):
-    return _trunc(e, xs[0]) if _kind(xs[0]) == "f" else xs[0]
+    return emit_trunc(e, xs[0]) if kind_of(xs[0]) == "f" else xs[0]
 
 
 def _rint(e, xs, out):
     x = xs[0]
-    if _kind(x) == "c":
-        return _complex(e, e.ew("round_nearest_even", _re(e, x)),
-                        e.ew("round_nearest_even", _im(e, x)))
+    if kind_of(x) == "c":
+        return emit_complex(e, e.ew("round_nearest_even", real_part(e, x)),
+                        e.ew("round_nearest_even", imag_part(e, x)))
     return e.ew("round_nearest_even", x)
 
 
 def _cge(e, op, a, b):
     """NumPy's complex ordering macros (CGE/CLE/CGT/CLT): real parts first, then imaginary."""
-    ar, ai, br, bi = _re(e, a), _im(e, a), _re(e, b), _im(e, b)
+    ar, ai, br, bi = real_part(e, a), imag_part(e, a), real_part(e, b), imag_part(e, b)
     strict = "GT" if op in ("GE", "GT") else "LT"
-    no_nan = _and(e, _not(e, _isnan(e, ai)), _not(e, _isnan(e, bi)))
-    return _or(e, _and(e, e.cmp(strict, ar, br), no_nan),
-               _and(e, e.cmp("EQ", ar, br), e.cmp(op, ai, bi)))
+    no_nan = emit_and(e, emit_not(e, emit_isnan(e, ai)), emit_not(e, emit_isnan(e, bi)))
+    return emit_or(e, emit_and(e, e.cmp(strict, ar, br), no_nan),
+               emit_and(e, e.cmp("EQ", ar, br), e.cmp(op, ai, bi)))
 
 
 def _minmax(which: str, nan_from: str):
@@ -237,13 +239,13 @@ def _minmax(which: str, nan_from: str):
 
     def rule(e, xs, out):
         a, b = xs
-        k = _kind(a)
+        k = kind_of(a)
         if k == "b":
             return e.ew("or" if which == "max" else "and", a, b)
         if k in "iu":
             return e.ew("maximum" if which == "max" else "minimum", a, b)
         keep_a = _cge(e, op, a, b) if k == "c" else e.cmp(op, a, b)
-        keep_a = _or(e, keep_a, _isnan(e, a) if nan_from == "a" else _isnan(e, b))
+        keep_a = emit_or(e, keep_a, emit_isnan(e, a) if nan_from == "a" else emit_isnan(e, b))
         return e.select(keep_a, a, b)
     return rule
 
@@ -259,7 +261,7 @@ def _clip(e, xs, out):
 def _compare(direction):
     def rule(e, xs, out):
         a, b = xs
-        if _kind(a) != "c" or direction in ("EQ", "NE"):
+        if kind_of(a) != "c" or direction in ("EQ", "NE"):
             return e.cmp(direction, a, b)
         return _cge(e, direction, a, b)
     return rule
@@ -270,7 +272,7 @@ def _compare(direction):
 
 def _logical(hlo):
     def rule(e, xs, out):
-        return e.ew(hlo, *(_to_bool(e, x) for x in xs))
+        return e.ew(hlo, *(to_bool(e, x) for x in xs))
     return rule
 
 
@@ -279,13 +281,13 @@ def _shift(direction):
         a, _ = xs
         if direction == "left":
             return e.ew("shift_left", *xs)
-        return e.ew("shift_right_arithmetic" if _kind(a) == "i" else "shift_right_logical", *xs)
+        return e.ew("shift_right_arithmetic" if kind_of(a) == "i" else "shift_right_logical", *xs)
     return rule
 
 
 def _bitwise_count(e, xs, out):
     x = xs[0]
-    if _kind(x) == "i":  # NumPy counts the bits of |x|
+    if kind_of(x) == "i":  # NumPy counts the bits of |x|
         x = e.ew("abs", x)
     return e.convert(e.ew("popcnt", x), out)
 
@@ -296,7 +298,7 @@ def _bitwise_count(e, xs, out):
 def _direct(hlo, kinds="iufc"):
     """A StableHLO op with NumPy's meaning for the operand dtypes in `kinds`."""
     def rule(e, xs, out):
-        if _kind(xs[0]) not in kinds:
+        if kind_of(xs[0]) not in kinds:
             raise UnsupportedOpError(f"'{hlo}' on {xs[0].dtype}")
         return e.op(hlo, xs, xs[0].shape, out)
     return rule
@@ -345,17 +347,17 @@ RULES = {
     "sin": _direct("sine", "fc"),
     "cos": _direct("cosine", "fc"),
     "tan": _direct("tan", "fc"),
-    "arcsin": _real_only("arcsin", _arcsin),
-    "arccos": _real_only("arccos", _arccos),
-    "arctan": _real_only("arctan", _arctan),
+    "arcsin": real_only("arcsin", emit_arcsin),
+    "arccos": real_only("arccos", emit_arccos),
+    "arctan": real_only("arctan", emit_arctan),
     "arctan2": _direct("atan2", "f"),
-    "hypot": _float(_hypot),
-    "sinh": _hyperbolic(_sinh, "sinh"),
-    "cosh": _hyperbolic(_cosh, "cosh"),
+    "hypot": _float(emit_hypot),
+    "sinh": hyperbolic_rule(emit_sinh, "sinh"),
+    "cosh": hyperbolic_rule(emit_cosh, "cosh"),
     "tanh": _direct("tanh", "fc"),
-    "arcsinh": _real_only("arcsinh", _arcsinh),
-    "arccosh": _real_only("arccosh", _arccosh),
-    "arctanh": _real_only("arctanh", _arctanh),
+    "arcsinh": real_only("arcsinh", emit_arcsinh),
+    "arccosh": real_only("arccosh", emit_arccosh),
+    "arctanh": real_only("arctanh", emit_arctanh),
     "deg2rad": _scale(lambda t: t(np.pi) / t(180.0)),
     "radians": _scale(lambda t: t(np.pi) / t(180.0)),
     "rad2deg": _scale(lambda t: t(180.0) / t(np.pi)),
@@ -368,13 +370,13 @@ RULES = {
     "minimum": _minimum,
     "fmax": _minmax("max", "b"),
     "fmin": _minmax("min", "b"),
-    "copysign": _float(_copysign),
-    "nextafter": _float(_nextafter),
-    "spacing": _float(_spacing),
-    "ldexp": _ldexp,
-    "heaviside": _float(_heaviside),
-    "gcd": _gcd,
-    "lcm": _lcm,
+    "copysign": _float(emit_copysign),
+    "nextafter": _float(emit_nextafter),
+    "spacing": _float(emit_spacing),
+    "ldexp": emit_ldexp,
+    "heaviside": _float(emit_heaviside),
+    "gcd": emit_gcd,
+    "lcm": emit_lcm,
     "equal": _compare("EQ"),
     "not_equal": _compare("NE"),
     "less": _compare("LT"),
@@ -392,14 +394,14 @@ RULES = {
     "left_shift": _shift("left"),
     "right_shift": _shift("right"),
     "bitwise_count": _bitwise_count,
-    "isnan": _classify("isnan"),
-    "isinf": _classify("isinf"),
-    "isfinite": _classify("isfinite"),
-    "signbit": _float(_signbit),
-    "modf_frac": _float(_modf_frac),
-    "modf_int": _float(_modf_int),
-    "frexp_mantissa": _float(lambda e, x: _frexp(e, x, "mantissa")),
-    "frexp_exponent": _float(lambda e, x: _frexp(e, x, "exponent")),
+    "isnan": classify("isnan"),
+    "isinf": classify("isinf"),
+    "isfinite": classify("isfinite"),
+    "signbit": _float(emit_signbit),
+    "modf_frac": _float(emit_modf_frac),
+    "modf_int": _float(emit_modf_int),
+    "frexp_mantissa": _float(lambda e, x: emit_frexp(e, x, "mantissa")),
+    "frexp_exponent": _float(lambda e, x: emit_frexp(e, x, "exponent")),
     "clip": _clip,
 }
 
@@ -419,7 +421,7 @@ def lower_elementwise(e: Emitter, name: str, xs: list[Value], out: np.dtype) -> 
     except UnsupportedOpError as err:
         if str(err).startswith("StableHLO export"):
             raise
-        raise _unsupported(name, xs[0].dtype) from None
+        raise unsupported(name, xs[0].dtype) from None
     if res.dtype != out:  # e.g. integer identity rules whose NumPy loop widens
         raise UnsupportedOpError(f"StableHLO export: '{name}' gave {res.dtype}, expected {out}")
     return res

@@ -16,7 +16,7 @@ import numpy as np
 from lazyarray import config, engine, stats
 from lazyarray._export_elementwise import RULES, lower_elementwise
 from lazyarray._export_emit import Emitter, UnsupportedOpError, Value
-from lazyarray._export_math import _im, _isnan, _re
+from lazyarray._export_math import imag_part, emit_isnan, real_part
 from lazyarray.array import Array
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ir.hlo import Instr, Module
@@ -264,7 +264,7 @@ def _argreduce(e: Emitter, x: Value, name: str) -> Value:
     def beats(a, b):
         if x.dtype.kind != "c":
             return e.cmp(better, a, b)
-        ar, ai, br, bi = _re(e, a), _im(e, a), _re(e, b), _im(e, b)
+        ar, ai, br, bi = real_part(e, a), imag_part(e, a), real_part(e, b), imag_part(e, b)
         return e.ew("or", e.cmp(better, ar, br),
                     e.ew("and", e.cmp("EQ", ar, br), e.cmp(better, ai, bi)))
 
@@ -272,7 +272,7 @@ def _argreduce(e: Emitter, x: Value, name: str) -> Value:
         first = e.cmp("LT", ai, bi)
         wins = e.ew("or", beats(av, bv), e.ew("and", e.cmp("EQ", av, bv), first))
         if x.dtype.kind in "fc":
-            an, bn = _isnan(e, av), _isnan(e, bv)
+            an, bn = emit_isnan(e, av), emit_isnan(e, bv)
             nan_wins = e.ew("and", an, e.ew("or", e.ew("not", bn), first))
             wins = e.ew("or", nan_wins, e.ew("and", e.ew("and", e.ew("not", an),
                                                               e.ew("not", bn)), wins))
