@@ -32,6 +32,7 @@ import numpy as _np  # noqa: E402
 from lazyarray import backends as _backends  # noqa: E402
 from lazyarray import engine as _engine  # noqa: E402
 from lazyarray import passes as _passes  # noqa: E402
+from lazyarray.runtime import background as _background, diskcache as _diskcache  # noqa: E402
 from lazyarray import stats as _stats  # noqa: E402
 from lazyarray._creation import (  # noqa: E402
     array, asanyarray, asarray, ascontiguousarray, asfortranarray, empty, empty_like, eye, full, full_like,
@@ -72,7 +73,8 @@ from lazyarray._reductions import (  # noqa: E402
     mean, min, prod, std, sum, var,
 )
 from lazyarray._ufuncs import *  # noqa: E402,F403
-from lazyarray.array import Array, _fallback, may_share_memory, shares_memory, ufunc  # noqa: E402
+from lazyarray.array import Array, may_share_memory, shares_memory, ufunc  # noqa: E402
+from lazyarray.array import numpy_fallback as _fallback  # noqa: E402
 from lazyarray import _methods  # noqa: E402,F401  (the methods that are namespace functions)
 from lazyarray.config import options  # noqa: E402
 from lazyarray.jit import JitWarning, jit  # noqa: E402
@@ -180,9 +182,7 @@ def wait_compiles(timeout: float | None = None) -> bool:
     bool
         True when no build is left in flight.
     """
-    from lazyarray.runtime import background
-
-    return background.wait(timeout)
+    return _background.wait(timeout)
 
 
 def reset_stats() -> None:
@@ -201,9 +201,7 @@ def cache_clear(disk: bool = False) -> None:
     _engine._graphs.clear()
     _stats.reset()
     if disk:
-        from lazyarray.runtime import diskcache
-
-        diskcache.clear()
+        _diskcache.clear()
 
 
 def __getattr__(name: str):

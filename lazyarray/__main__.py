@@ -11,19 +11,19 @@ peers that are installed) on real workloads, side by side (see docs/benchmarks.m
 import json
 import sys
 
+from lazyarray._coverage import main as coverage
+from lazyarray.replay import main as replay
+from lazyarray.runtime import diskcache
+from lazyarray.tools.cuda_check import main as cuda_check
+from lazyarray.tools.showcase import main as showcase
+
 
 def main(args: list[str]) -> int:
     if args[:1] == ["coverage"]:
-        from lazyarray._coverage import main as coverage
-
         return coverage(args[1:])
     if args[:1] == ["replay"]:
-        from lazyarray.replay import main as replay
-
         return replay(args[1:])
     if args[:1] == ["cache"]:
-        from lazyarray.runtime import diskcache
-
         if args[1:2] == ["clear"]:
             diskcache.clear()
             print("cleared", diskcache.base_dir())
@@ -34,11 +34,7 @@ def main(args: list[str]) -> int:
         print(json.dumps(diskcache.info(), indent=2))
         return 0
     if args[:1] == ["bench"] and args[1:3] == ["--backend", "cuda"]:
-        from lazyarray.cuda_check import main as cuda_check
-
         return cuda_check(args[3:])
-    from lazyarray.showcase import main as showcase
-
     return showcase(args[1:] if args[:1] == ["bench"] else args)
 
 

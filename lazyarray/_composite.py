@@ -15,7 +15,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from lazyarray import _creation, _funcs, _manipulation, _products, _reductions, _ufuncs
-from lazyarray.array import Array, _fallback, as_array
+from lazyarray.array import Array, numpy_fallback, as_array
 
 
 def _arr(x) -> Array:
@@ -63,7 +63,7 @@ def sinc(x):
 def fix(x, out=None):
     """Round towards zero (numpy.fix)."""
     if out is not None:
-        return _fallback(np.fix, x, out=out)
+        return numpy_fallback(np.fix, x, out=out)
     x = _arr(x)
     up = _ufuncs.ceil(x)
     return _funcs.where(x >= 0, _ufuncs.floor(x), up).astype(up.dtype, copy=False)
@@ -206,20 +206,20 @@ def tensordot(a, b, axes=2):
 def matvec(x1, x2, /, **kwargs):
     """Matrix-vector product over the last axes (numpy.matvec)."""
     if kwargs:
-        return _fallback(np.matvec, x1, x2, **kwargs)
+        return numpy_fallback(np.matvec, x1, x2, **kwargs)
     x1, x2 = _arr(x1), _arr(x2)
     if x1.ndim < 2 or x2.ndim < 1:
-        return _fallback(np.matvec, x1, x2)
+        return numpy_fallback(np.matvec, x1, x2)
     return _products.matmul(x1, x2[..., None])[..., 0]
 
 
 def vecmat(x1, x2, /, **kwargs):
     """Conjugated vector times matrix over the last axes (numpy.vecmat)."""
     if kwargs:
-        return _fallback(np.vecmat, x1, x2, **kwargs)
+        return numpy_fallback(np.vecmat, x1, x2, **kwargs)
     x1, x2 = _arr(x1), _arr(x2)
     if x1.ndim < 1 or x2.ndim < 2:
-        return _fallback(np.vecmat, x1, x2)
+        return numpy_fallback(np.vecmat, x1, x2)
     v = _ufuncs.conjugate(x1) if x1.dtype.kind == "c" else x1
     return _products.matmul(v[..., None, :], x2)[..., 0, :]
 
@@ -237,7 +237,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         raise ValueError("incompatible dimensions for cross product\n"
                          "(dimension must be 2 or 3)")
     if a.shape[-1] != 3 or b.shape[-1] != 3:
-        return _fallback(np.cross, _manipulation.moveaxis(a, -1, axisa),
+        return numpy_fallback(np.cross, _manipulation.moveaxis(a, -1, axisa),
                          _manipulation.moveaxis(b, -1, axisb), axisa=axisa, axisb=axisb,
                          axisc=axisc)
     dtype = np.promote_types(a.dtype, b.dtype)
@@ -316,7 +316,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
            mean=_NV, correction=_NV):
     """Variance ignoring NaNs (numpy.nanvar); all-NaN slices (or ddof too large) give NaN."""
     if out is not None or where is not _NV or mean is not _NV or correction is not _NV:
-        return _fallback(np.nanvar, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
+        return numpy_fallback(np.nanvar, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
                          keepdims=keepdims, where=where, mean=mean, correction=correction)
     a = _arr(a)
     keep = keepdims is not _NV and bool(keepdims)
@@ -339,7 +339,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
            mean=_NV, correction=_NV):
     """Standard deviation ignoring NaNs (numpy.nanstd)."""
     if out is not None or where is not _NV or mean is not _NV or correction is not _NV:
-        return _fallback(np.nanstd, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
+        return numpy_fallback(np.nanstd, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
                          keepdims=keepdims, where=where, mean=mean, correction=correction)
     return _ufuncs.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
@@ -348,7 +348,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         dtype=None):
     """Covariance matrix (numpy.cov); frequency or analytic weights go to NumPy."""
     if fweights is not None or aweights is not None:
-        return _fallback(np.cov, m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
+        return numpy_fallback(np.cov, m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     m = _arr(m)
@@ -365,7 +365,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if not rowvar and X.shape[0] != 1:
         X = X.T
     if X.shape[0] == 0:
-        return _fallback(np.cov, m, y, rowvar, bias, ddof, dtype=dtype)
+        return numpy_fallback(np.cov, m, y, rowvar, bias, ddof, dtype=dtype)
     if y is not None:
         yy = _manipulation.atleast_2d(y).astype(dtype)
         if not rowvar and yy.shape[0] != 1:
@@ -395,7 +395,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = c / s[:, None]
     c = c / s[None, :]
     if c.dtype.kind == "c":
-        return _fallback(lambda v: _clip_complex(v), c)
+        return numpy_fallback(lambda v: _clip_complex(v), c)
     return _funcs.clip(c, -1, 1)
 
 
@@ -422,13 +422,13 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     elif len(varargs) == len(axes) and all(np.ndim(v) == 0 for v in varargs):
         dx = list(varargs)
     else:
-        return _fallback(np.gradient, f, *varargs, axis=axis, edge_order=edge_order)
+        return numpy_fallback(np.gradient, f, *varargs, axis=axis, edge_order=edge_order)
     if edge_order > 2:
         raise ValueError("'edge_order' greater than 2 not supported")
     if f.dtype.kind in "iub":
         f = f.astype(np.float64)
     elif f.dtype.kind not in "fc":
-        return _fallback(np.gradient, f, *varargs, axis=axis, edge_order=edge_order)
+        return numpy_fallback(np.gradient, f, *varargs, axis=axis, edge_order=edge_order)
     out = []
     for ax, h in zip(axes, dx):
         if f.shape[ax] < edge_order + 1:
@@ -595,7 +595,7 @@ def bartlett(M):
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale (numpy.logspace); array bases go to NumPy."""
     if np.ndim(base) or np.ndim(start) or np.ndim(stop):
-        return _fallback(np.logspace, start, stop, num, endpoint, base, dtype, axis)
+        return numpy_fallback(np.logspace, start, stop, num, endpoint, base, dtype, axis)
     y = _creation.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     r = _ufuncs.power(base, y)
     return r if dtype is None else r.astype(dtype)
@@ -686,7 +686,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     """Einstein summation (numpy.einsum) lowered to lazy diagonals, sums, broadcasts and
     matrix products (dot), so the elementwise work around it fuses."""
     if out is not None or dtype is not None or not operands or not isinstance(operands[0], str):
-        return _fallback(np.einsum, *operands, out=out, dtype=dtype, order=order,
+        return numpy_fallback(np.einsum, *operands, out=out, dtype=dtype, order=order,
                          casting=casting, optimize=optimize)
     subscripts, arrays = operands[0], [_arr(a) for a in operands[1:]]
     terms, out_idx = _einsum_parse(subscripts, [a.shape for a in arrays])

@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-from lazyarray.array import _fallback
+from lazyarray.array import numpy_fallback
 
 CATEGORIES = ("native-lazy", "fallback", "numpy", "n/a")
 
@@ -55,10 +55,10 @@ def fallback(func):
     Returns
     -------
     functools.partial
-        ``partial(_fallback, func)`` carrying `func`'s name and docstring: calls compute
+        ``partial(numpy_fallback, func)`` carrying `func`'s name and docstring: calls compute
         lazy inputs, run `func` and wrap array results as lazy Arrays.
     """
-    return functools.wraps(func)(functools.partial(_fallback, func))
+    return functools.wraps(func)(functools.partial(numpy_fallback, func))
 
 
 def mark_fallback(func):
@@ -68,9 +68,9 @@ def mark_fallback(func):
 
 
 def is_fallback(obj) -> bool:
-    """Whether `obj` is a fallback wrapper (a partial of ``_fallback`` or marked as one)."""
+    """Whether `obj` is a fallback wrapper (a partial of ``numpy_fallback`` or marked as one)."""
     if isinstance(obj, functools.partial):
-        return obj.func is _fallback
+        return obj.func is numpy_fallback
     return getattr(obj, "__dict__", {}).get("__lazyarray_fallback__") is True
 
 

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import Array, _device_name, _value_array, as_array, in_order
+from lazyarray.array import Array, device_name, value_array, as_array, in_order
 from lazyarray.config import TINY as _TINY
 from lazyarray.graph import build
 from lazyarray.graph.node import buffer, constant
@@ -34,7 +34,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """
     if device is not None:  # "cpu" or "cuda": the data is placed there (Array API)
         out = asarray(a, dtype, order, copy=copy)
-        if _device_name(device) == "cpu" and out.device == "cpu":
+        if device_name(device) == "cpu" and out.device == "cpu":
             return out
         return out.to_device(device)
     if isinstance(a, Array):
@@ -43,7 +43,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     if arr.dtype.kind not in "biufc":
         _unsupported(arr)
     if arr.size < _TINY and arr.size < config.get().eager_limit:
-        return _value_array(arr)  # a tiny value: the eager and trace tiers take it as is
+        return value_array(arr)  # a tiny value: the eager and trace tiers take it as is
     return as_array(Array(buffer(arr)))  # (the copy above is the only one)
 
 
@@ -116,7 +116,7 @@ def asfortranarray(a, dtype=None, *, like=None):
 
 def _place(a: Array, device) -> Array:
     """`a` on `device` (None: where it is; "cuda": resident on the GPU)."""
-    if device is None or (_device_name(device) == "cpu" and a.device == "cpu"):
+    if device is None or (device_name(device) == "cpu" and a.device == "cpu"):
         return a
     return a.to_device(device)
 
@@ -227,7 +227,7 @@ def identity(n, dtype=None, *, like=None):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """A lazy array from any DLPack producer (a copy on entry, like `asarray`)."""
-    if device is not None and _device_name(device) != "cpu":
+    if device is not None and device_name(device) != "cpu":
         raise ValueError(f"unsupported device {device!r} for from_dlpack")
     if isinstance(x, Array):
         return x.copy() if copy else x

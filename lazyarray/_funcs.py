@@ -9,11 +9,10 @@ import numpy as np
 from lazyarray import _creation, config
 from lazyarray import _reductions as reductions
 from lazyarray import _ufuncs as u
-from lazyarray.array import (Array, _F64_CONSTANTS, _UFUNCS, _eager, _f64_constant, _fallback,
-                             in_order,
-                             eager_result, eager_values,
-                             _small, _tiny_values, _value_array, operand, record_two_scalars,
-                             record_where, wrap, as_array)
+from lazyarray.array import (F64_CONSTANTS, UFUNCS, Array, as_array, eager_array, eager_result,
+                             eager_values, f64_constant, in_order, numpy_fallback, operand,
+                             record_two_scalars, record_where, small_value, tiny_values,
+                             value_array, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.dtypes import result_type, weak_type
@@ -30,17 +29,17 @@ def where(condition, x=None, y=None):
         if res is not None:
             return res
     if type(condition) is Array and type(x) is Array and type(y) is Array:  # hot path
-        c, a, b = _small(condition), _small(x), _small(y)
+        c, a, b = small_value(condition), small_value(x), small_value(y)
         if (c is not None and a is not None and b is not None and c.shape == a.shape == b.shape
                 and config.get().backend != "cuda"):
-            return _value_array(_WHERE(c, a, b))  # the eager tier: NumPy's where, right now
+            return value_array(_WHERE(c, a, b))  # the eager tier: NumPy's where, right now
     if x is None and y is None:
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
-    values = _tiny_values((condition, x, y)) if config.get().backend != "cuda" else None
+    values = tiny_values((condition, x, y)) if config.get().backend != "cuda" else None
     if values is not None:  # the eager tier: NumPy's where, right now
-        return _eager(np.where(*values))
+        return eager_array(np.where(*values))
     c, a, b = operand(condition), operand(x), operand(y)
     types = [v.dtype if isinstance(v, Node) else weak_type(v) for v in (a, b)]
     dtype = result_type(*types)
@@ -69,8 +68,8 @@ def _f64(b):
     loop and bits; 0.6 against 0.84 us at 1e3)."""
     if type(b) is not float or not b:  # (0.0 and -0.0 are one key)
         return b
-    c = _F64_CONSTANTS.get(b)
-    return c if c is not None else _f64_constant(b)
+    c = F64_CONSTANTS.get(b)
+    return c if c is not None else f64_constant(b)
 
 
 _UFUNC_KWARGS = frozenset({"where", "casting", "order", "dtype", "subok", "signature"})
@@ -87,27 +86,27 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
             res = record_two_scalars("clip", a, a_min, a_max)
             if res is not None:
                 return res
-        v = _small(a)
+        v = small_value(a)
         if type(v) is np.ndarray and v.dtype is _F64 and config.get().backend != "cuda":
-            return _value_array(_CLIP(v, _f64(a_min), _f64(a_max)))  # the eager tier
+            return value_array(_CLIP(v, _f64(a_min), _f64(a_max)))  # the eager tier
     if kwargs:
         unknown = sorted(set(kwargs) - _UFUNC_KWARGS)
         if unknown:
             raise TypeError(f"clip() got an unexpected keyword argument '{unknown[0]}'")
         # ufunc options: NumPy's own clip
-        return _fallback(np.clip, a, a_min, a_max, out=out, min=min, max=max, **kwargs)
+        return numpy_fallback(np.clip, a, a_min, a_max, out=out, min=min, max=max, **kwargs)
     if (out is None and a_min is not np._NoValue and a_max is not np._NoValue
             and min is max is np._NoValue):  # (identity: a bound may be an array)
         # None bounds are not tiny values: those stay lazy (and so does the CUDA backend)
-        values = _tiny_values((a, a_min, a_max)) if config.get().backend != "cuda" else None
+        values = tiny_values((a, a_min, a_max)) if config.get().backend != "cuda" else None
         if values is not None and hasattr(values[0], "clip"):  # the eager tier, right now
             v, lo, hi = values
             if type(v) is np.ndarray and v.dtype.kind in "fc" and lo is not None \
                     and hi is not None:  # what ndarray.clip calls (numpy/_core/_methods.py)
                 if v.dtype is _F64:
                     lo, hi = _f64(lo), _f64(hi)
-                return _eager(_CLIP(v, lo, hi))
-            return _eager(v.clip(lo, hi))
+                return eager_array(_CLIP(v, lo, hi))
+            return eager_array(v.clip(lo, hi))
     lo = a_min if a_min is not np._NoValue else min
     hi = a_max if a_max is not np._NoValue else max
     lo = None if lo is np._NoValue else lo
@@ -118,11 +117,11 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
         lo, hi = (builtins.min(builtins.max(b, info.min), info.max) if type(b) is int else b
                   for b in (lo, hi))
     if lo is None and hi is None:
-        return _UFUNCS["positive"](a, out=out) if out is not None else wrap(operand_node(a))
+        return UFUNCS["positive"](a, out=out) if out is not None else wrap(operand_node(a))
     if lo is None:
-        return _UFUNCS["minimum"](a, hi, out=out, **kwargs)
+        return UFUNCS["minimum"](a, hi, out=out, **kwargs)
     if hi is None:
-        return _UFUNCS["maximum"](a, lo, out=out, **kwargs)
+        return UFUNCS["maximum"](a, lo, out=out, **kwargs)
     res = in_order(wrap(build.elementwise("clip", operand(a), operand(lo), operand(hi))), "K",
                    (a, lo, hi), copy=False)
     if out is not None:
@@ -146,14 +145,14 @@ def round(a, decimals=0, out=None):
     if node.dtype.kind in "biu" and decimals >= 0:
         res = in_order(Array(node), "K", (a,))
     elif decimals == 0:
-        res = _UFUNCS["rint"](x)
+        res = UFUNCS["rint"](x)
     elif node.dtype.kind in "fc":
         f = 10.0**decimals
-        res = _UFUNCS["rint"](x * f) / f if decimals > 0 else \
-            _UFUNCS["rint"](x / 10.0**-decimals) * 10.0**-decimals
+        res = UFUNCS["rint"](x * f) / f if decimals > 0 else \
+            UFUNCS["rint"](x / 10.0**-decimals) * 10.0**-decimals
         res = res.astype(node.dtype)
     else:
-        return _fallback(np.round, a, decimals)
+        return numpy_fallback(np.round, a, decimals)
     if out is not None:
         out._assign(res)
         return out
@@ -283,7 +282,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if a.dtype.kind not in "fc":
         return a.copy()
     if a.dtype.kind == "c":
-        return _fallback(np.nan_to_num, a, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+        return numpy_fallback(np.nan_to_num, a, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
     info = np.finfo(a.dtype)
     hi = info.max if posinf is None else posinf
     lo = info.min if neginf is None else neginf
@@ -316,7 +315,7 @@ def nonzero(a):
     x = a if isinstance(a, Array) else np.asarray(a)
     if x.ndim == 0 or x.dtype.kind not in "biufc" or (x.dtype != bool and not isinstance(
             a, Array)):
-        return _fallback(np.nonzero, a)  # (NumPy's errors, and NumPy's loop for its arrays)
+        return numpy_fallback(np.nonzero, a)  # (NumPy's errors, and NumPy's loop for its arrays)
     return tuple(Array(buffer(i)) for i in _nonzero_rows(x))
 
 
@@ -335,7 +334,7 @@ def argwhere(a):
     arrays of `nonzero` as the columns of an (N, a.ndim) array."""
     x = _a(a)
     if x.ndim == 0:
-        return _fallback(np.argwhere, a)
+        return numpy_fallback(np.argwhere, a)
     return Array(buffer(_nonzero_rows(x))).T
 
 
@@ -397,7 +396,7 @@ def _nan_fallback(np_fn, a, axis, dtype, out, keepdims, **extra):
         kw["dtype"] = dtype
     if keepdims is not _NV:
         kw["keepdims"] = keepdims
-    return _fallback(np_fn, a, axis=axis, out=out, **kw)
+    return numpy_fallback(np_fn, a, axis=axis, out=out, **kw)
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=_NV, initial=_NV, where=_NV):

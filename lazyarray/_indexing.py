@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.array import Array, _fallback, as_node, eager_result, eager_values
+from lazyarray.array import Array, numpy_fallback, as_node, eager_result, eager_values
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.indexing import check_bounds, other_axes
@@ -54,7 +54,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements of `a` at `indices` along `axis` (see numpy.take); lazy, one gather (of
     computed arrays below MID_EAGER_MAX elements, NumPy's call at once)."""
     if out is not None:
-        return _fallback(np.take, a, indices, axis=axis, out=out, mode=mode)
+        return numpy_fallback(np.take, a, indices, axis=axis, out=out, mode=mode)
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     values = eager_values((a, indices), mid=True)
@@ -128,7 +128,7 @@ def compress(condition, a, axis=None, out=None):
     """Slices of `a` where `condition` is true (see numpy.compress). The condition is computed
     here (the length of the result depends on it); the selection is a lazy gather."""
     if out is not None:
-        return _fallback(np.compress, condition, a, axis=axis, out=out)
+        return numpy_fallback(np.compress, condition, a, axis=axis, out=out)
     if axis is not None:  # NumPy checks the axis first
         axis = build.normalize_axis(axis, _arr(a).ndim)
     cond = np.asarray(condition)

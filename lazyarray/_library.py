@@ -11,7 +11,7 @@ import operator
 import numpy as np
 from numpy.exceptions import AxisError
 
-from lazyarray.array import (Array, _fallback, as_node, eager_result, eager_values, in_order,
+from lazyarray.array import (Array, numpy_fallback, as_node, eager_result, eager_values, in_order,
                              wrap)
 from lazyarray._creation import asarray
 from lazyarray._funcs import where
@@ -72,7 +72,7 @@ def _flat_or(a: Array, axis):
 
 def _sort_call(target: str, np_fn, a, axis, kind, order, stable, indices: bool):
     if order is not None:
-        return _fallback(np_fn, a, axis=axis, kind=kind, order=order, stable=stable)
+        return numpy_fallback(np_fn, a, axis=axis, kind=kind, order=order, stable=stable)
     a = _arr(a)
     kind = _kind(kind, stable)
     a, ax = _flat_or(a, axis)
@@ -107,7 +107,7 @@ def _kth(kth, n: int) -> tuple[int, ...]:
 
 def _partition_call(target: str, np_fn, a, kth, axis, kind, order, indices: bool):
     if order is not None or kind != "introselect":
-        return _fallback(np_fn, a, kth, axis=axis, kind=kind, order=order)
+        return numpy_fallback(np_fn, a, kth, axis=axis, kind=kind, order=order)
     a = _arr(a)
     a, ax = _flat_or(a, axis)
     if a.ndim == 0:
@@ -178,7 +178,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     a = _arr(a)
     if out is not None or not isinstance(axis, (int, type(None))) or a.dtype.kind not in "biuf" \
             or a.size == 0:
-        return _fallback(np.median, a, axis=axis, out=out, overwrite_input=overwrite_input,
+        return numpy_fallback(np.median, a, axis=axis, out=out, overwrite_input=overwrite_input,
                          keepdims=keepdims)
     n = a.size if axis is None else a.shape[_norm_axis(axis, a.ndim)]
     s = _along_last(a, axis, [(n - 1) // 2, n // 2])
@@ -209,12 +209,12 @@ def _quantile(a, q, axis, method, keepdims, weights, scale, np_fn, name):
             weights=None if weights is None else values[-1])), values)
     if isinstance(q, Array) or method != "linear" or weights is not None or \
             not isinstance(axis, (int, type(None))):
-        return _fallback(np_fn, a, q, axis=axis, method=method, keepdims=keepdims,
+        return numpy_fallback(np_fn, a, q, axis=axis, method=method, keepdims=keepdims,
                          weights=weights)
     a = _arr(a)
     qa = _check_q(q, scale)
     if a.dtype.kind not in "biuf" or a.size == 0:
-        return _fallback(np_fn, a, q, axis=axis, method=method, keepdims=keepdims)
+        return numpy_fallback(np_fn, a, q, axis=axis, method=method, keepdims=keepdims)
     dtype = np_fn(np.zeros(2, a.dtype), q).dtype  # NumPy's result dtype for these inputs
     n = a.size if axis is None else a.shape[_norm_axis(axis, a.ndim)]
     at = []  # per quantile: (lo, hi, t), NumPy's "linear" method (Hyndman & Fan type 7)
@@ -242,7 +242,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """The q-th percentiles along `axis` (numpy.percentile; the linear method natively)."""
     if out is not None or interpolation is not None:
         extra = {} if interpolation is None else {"interpolation": interpolation}
-        return _fallback(np.percentile, a, q, axis=axis, out=out, method=method,
+        return numpy_fallback(np.percentile, a, q, axis=axis, out=out, method=method,
                          keepdims=keepdims, weights=weights, **extra)
     return _quantile(a, q, axis, method, keepdims, weights, 100, np.percentile, "percentile")
 
@@ -252,7 +252,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     """The q-th quantiles along `axis` (numpy.quantile; the linear method natively)."""
     if out is not None or interpolation is not None:
         extra = {} if interpolation is None else {"interpolation": interpolation}
-        return _fallback(np.quantile, a, q, axis=axis, out=out, method=method,
+        return numpy_fallback(np.quantile, a, q, axis=axis, out=out, method=method,
                          keepdims=keepdims, weights=weights, **extra)
     return _quantile(a, q, axis, method, keepdims, weights, 1, np.quantile, "quantile")
 
@@ -279,7 +279,7 @@ def lexsort(keys, axis=-1):
     if any(k.shape != shape for k in ks):
         raise ValueError("all keys need to be the same shape")
     if not shape:
-        return _fallback(np.lexsort, ks, axis=axis)
+        return numpy_fallback(np.lexsort, ks, axis=axis)
     ax = _norm_axis(axis, len(shape))
     return library_call("lexsort", ks, {"axis": ax}, (shape, np.intp))
 
@@ -287,7 +287,7 @@ def lexsort(keys, axis=-1):
 def interp(x, xp, fp, left=None, right=None, period=None):
     """One-dimensional piecewise-linear interpolation (numpy.interp)."""
     if left is not None or right is not None or isinstance(period, Array):
-        return _fallback(np.interp, x, xp, fp, left=left, right=right, period=period)
+        return numpy_fallback(np.interp, x, xp, fp, left=left, right=right, period=period)
     x, xp_, fp_ = _arr(x), _arr(xp), _arr(fp)
     if xp_.ndim != 1 or fp_.ndim != 1:
         raise ValueError("object too deep for desired array" if max(xp_.ndim, fp_.ndim) > 1
@@ -306,7 +306,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 def _conv(name, a, v, mode):
     a, v = _arr(a), _arr(v)
     if mode not in ("full", "same", "valid"):
-        return _fallback(getattr(np, name), a, v, mode)
+        return numpy_fallback(getattr(np, name), a, v, mode)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError("object too deep for desired array" if max(a.ndim, v.ndim) > 1 else
                          "object of too small depth for desired array")
@@ -347,7 +347,7 @@ def digitize(x, bins, right=False):
                          "object of too small depth for desired array")
     if x.dtype.kind == "c" or b.dtype.kind == "c":
         raise TypeError("x may not be complex")
-    bv = _computed(b)  # computed bins are checked now; pending ones when they are computed
+    bv = computed_value(b)  # computed bins are checked now; pending ones when they are computed
     if bv is not None and bv.size > 1:
         d = np.diff(bv)
         if not ((d >= 0).all() or (d <= 0).all()):
@@ -364,7 +364,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
                                      values[1] if len(values) > 1 else None)
         return eager_result(counts, values), eager_result(edges, values)
     if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool) or bins < 1:
-        return _fallback(np.histogram, a, bins=bins, range=range, density=density,
+        return numpy_fallback(np.histogram, a, bins=bins, range=range, density=density,
                          weights=weights)
     a = _arr(a).reshape(-1)
     ops = [a]
@@ -392,7 +392,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
 def choose(a, choices, out=None, mode="raise"):
     """Elements of `choices` picked by the index array `a` (numpy.choose)."""
     if out is not None or mode not in ("raise", "wrap", "clip"):
-        return _fallback(np.choose, a, choices, out=out, mode=mode)
+        return numpy_fallback(np.choose, a, choices, out=out, mode=mode)
     a = _arr(a)
     cs = [_arr(c) for c in choices]
     if not cs:
@@ -407,7 +407,7 @@ def choose(a, choices, out=None, mode="raise"):
                         {"mode": mode}, (shape, dtype))
 
 
-def _computed(x):
+def computed_value(x):
     """The NumPy value of `x` when nothing is pending behind it (a Python or NumPy value, or
     a computed Array), else None."""
     if not isinstance(x, Array):
@@ -420,9 +420,9 @@ def unravel_index(indices, shape, order="C"):
     """Coordinate arrays of flat indices (numpy.unravel_index), lazily with // and %; indices
     still being computed go to NumPy (their range check needs the values)."""
 
-    flat = _computed(indices)
+    flat = computed_value(indices)
     if flat is None:
-        return _fallback(np.unravel_index, indices, shape, order=order)
+        return numpy_fallback(np.unravel_index, indices, shape, order=order)
     if flat.dtype.kind not in "iu":
         raise TypeError("only int indices permitted")
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -449,9 +449,9 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     coords = [_arr(c) for c in multi_index]
     if len(coords) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    values = [_computed(c) for c in multi_index]
+    values = [computed_value(c) for c in multi_index]
     if mode != "raise" or order not in ("C", "F") or any(v is None for v in values):
-        return _fallback(np.ravel_multi_index, multi_index, dims, mode=mode, order=order)
+        return numpy_fallback(np.ravel_multi_index, multi_index, dims, mode=mode, order=order)
     for v, d in zip(values, dims):
         if v.dtype.kind not in "iu":
             raise TypeError("only int indices permitted")

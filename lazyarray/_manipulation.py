@@ -9,7 +9,7 @@ import numpy as np
 
 from lazyarray._creation import asarray
 from lazyarray._funcs import where
-from lazyarray.array import Array, _fallback, as_node, eager_result, eager_values, in_order
+from lazyarray.array import Array, numpy_fallback, as_node, eager_result, eager_values, in_order
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, constant
 
@@ -402,7 +402,7 @@ def repeat(a, repeats, axis=None):
     arr = _arr(a)
     if not isinstance(repeats, (int, np.integer)) and np.ndim(repeats) != 0:
 
-        return _fallback(np.repeat, arr, repeats, axis)
+        return numpy_fallback(np.repeat, arr, repeats, axis)
     r = int(repeats)
     if r < 0:
         raise ValueError("negative dimensions are not allowed")
@@ -485,14 +485,14 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return out if out is not a else a.copy()
     if mode not in ("edge", "wrap", "reflect", "symmetric") or kwargs.get("reflect_type",
                                                                             "even") != "even":
-        return _fallback(np.pad, a, pad_width, mode, **kwargs)
+        return numpy_fallback(np.pad, a, pad_width, mode, **kwargs)
     out = a
     for ax in range(a.ndim):
         lo, hi = int(widths[ax, 0]), int(widths[ax, 1])
         n = out.shape[ax]
         limit = n - 1 if mode == "reflect" else n
         if (lo or hi) and (n == 0 or lo > limit or hi > limit):
-            return _fallback(np.pad, a, pad_width, mode, **kwargs)
+            return numpy_fallback(np.pad, a, pad_width, mode, **kwargs)
         lead = (slice(None),) * ax
 
         def take(s, lead=lead):
@@ -592,7 +592,7 @@ def tril(m, k=0):
 
 def _fallback_tri(f, a, k):
 
-    return _fallback(f, a, k)
+    return numpy_fallback(f, a, k)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):

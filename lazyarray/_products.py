@@ -8,8 +8,8 @@ import operator
 import numpy as np
 
 from lazyarray import config
-from lazyarray.array import (Array, _eager, _fallback, _mid_value, _value_array, _writable_alias,
-                             as_node, eager_values, wrap)
+from lazyarray.array import (Array, as_node, eager_array, eager_values, mid_value, numpy_fallback,
+                             value_array, wrap, writable_alias)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import ufunc_loop
@@ -56,7 +56,7 @@ def eager_operand(x) -> np.ndarray | None:
     o = config.get()
     if not o.eager_limit or o.backend == "cuda":
         return None
-    return _mid_value(x, EAGER_PRODUCT_WORK + 1)
+    return mid_value(x, EAGER_PRODUCT_WORK + 1)
 
 
 def _eager_operands(x1, x2) -> list | None:
@@ -69,13 +69,13 @@ def _eager_operands(x1, x2) -> list | None:
     small = a.size < EAGER_PRODUCT_MAX and b.size < EAGER_PRODUCT_MAX
     if m * n >= EAGER_PRODUCT_MAX or not small and m * n * a.shape[-1] > EAGER_PRODUCT_WORK:
         return None
-    return [_writable_alias(a), _writable_alias(b)]
+    return [writable_alias(a), writable_alias(b)]
 
 
 def _product(res) -> Array:
     """NumPy's product on the eager tier as an Array (a fresh result: `eager_result` without
     its check for memory shared with the operands)."""
-    return _value_array(res) if type(res) is np.ndarray else _eager(res)
+    return value_array(res) if type(res) is np.ndarray else eager_array(res)
 
 
 def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
@@ -85,7 +85,7 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
     produces its operands, and consumes its result, still fuses around it.
     """
     if dtype is not None or kwargs:
-        return _fallback(np.matmul, x1, x2, out=out, dtype=dtype, casting=casting, **kwargs)
+        return numpy_fallback(np.matmul, x1, x2, out=out, dtype=dtype, casting=casting, **kwargs)
     values = None if out is not None else eager_values((x1, x2)) or _eager_operands(x1, x2)
     if values is not None:  # the eager tier
         return _product(np.matmul(*values))
@@ -109,7 +109,7 @@ def dot(a, b, out=None):
     elif na <= 2 and nb <= 2:
         res = wrap(_matmul_node(as_node(a), as_node(b)))
     else:
-        return _fallback(np.dot, a, b, out=out)
+        return numpy_fallback(np.dot, a, b, out=out)
     if out is not None:
         out._assign(res, casting="no")
         return out
@@ -131,7 +131,7 @@ def inner(a, b, /):
         return a * b
     if b.ndim <= 2 and a.ndim <= 2:
         return matmul(a, b.T if b.ndim == 2 else b)
-    return _fallback(np.inner, a, b)
+    return numpy_fallback(np.inner, a, b)
 
 
 def outer(a, b, out=None):

@@ -12,10 +12,10 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (_EXT_GET, _LOWERED, _UFUNCS, TINY, Array, _eager, _eager_op,
-                             _computed, _fallback, _large_leaf_operand, _new_array, _small,
-                             _writable_alias, as_node, in_order,
-                             record_reduce, record_total, wrap)
+from lazyarray.array import (EXT_GET, LOWERED, TINY, UFUNCS, Array, as_node, computed_value,
+                             eager_array, eager_op, in_order, large_leaf_operand, new_array,
+                             numpy_fallback, record_reduce, record_total, small_value, wrap,
+                             writable_alias)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import reduce_dtype
@@ -52,7 +52,7 @@ def _tiny(a):
     """NumPy's value of `a` when the eager tier computes this reduction at once (a tiny,
     computed, whole array; not on the CUDA backend, where reductions follow the data onto
     the GPU), else None."""
-    return _small(a) if type(a) is Array and config.get().backend != "cuda" else None
+    return small_value(a) if type(a) is Array and config.get().backend != "cuda" else None
 
 
 # Elements below which a whole reduction of a computed array (no view, nothing pending: no
@@ -62,13 +62,13 @@ def _tiny(a):
 WHOLE_EAGER_MAX = 1 << 17
 
 
-def _whole(a, axis):
+def eager_whole(a, axis):
     """`_tiny(a)`, or else, for a reduction over all axes (`axis` None) of a computed array of
     fewer than WHOLE_EAGER_MAX elements, its value: NumPy reduces it now."""
     v = _tiny(a)
     if v is None and axis is None and type(a) is Array and not a._chain \
             and _options().eager_limit and config.get().backend != "cuda":
-        v = _computed(a)
+        v = computed_value(a)
         if v is not None and v.size >= WHOLE_EAGER_MAX:
             return None
     return v
@@ -77,21 +77,21 @@ def _whole(a, axis):
 def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VALUE,
             where=True, out=None) -> Array:
     if out is None and where is True:
-        v = _whole(a, axis)
+        v = eager_whole(a, axis)
         if v is not None:  # the eager tier: NumPy's own reduction, right now
             if dtype is None and (name == "or" or name == "and"):
                 dtype = _BOOL  # any and all: bool results, as their methods give
             red = _NUMPY_REDUCTIONS[name]
-            return _eager(red(v, axis, dtype, None, keepdims) if initial is _NO_VALUE
+            return eager_array(red(v, axis, dtype, None, keepdims) if initial is _NO_VALUE
                           else red(v, axis, dtype, None, keepdims, initial))
         if dtype is None and initial is _NO_VALUE and name in _TRACED and type(a) is Array \
-                and (a._tr is not None or _large_leaf_operand(a)):
+                and (a._tr is not None or large_leaf_operand(a)):
             res = record_reduce(a, name, axis, keepdims)  # a large float64 trace or leaf
             if res is not None:
                 return res
     node = as_node(a)
     if where is not True:
-        return _fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
+        return numpy_fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
                          initial=initial, where=where)
     if not node.shape and axis in (0, -1, (0,), (-1,)):
         axis = None  # NumPy: ufunc reductions of a 0-d array accept axis 0 and -1
@@ -150,7 +150,7 @@ def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initia
              "logical_or": "or", "logical_and": "and"}
     name = names.get(uf.__name__)
     if name is None:
-        return _fallback(uf._np.reduce, array, axis=axis, dtype=dtype, keepdims=keepdims,
+        return numpy_fallback(uf._np.reduce, array, axis=axis, dtype=dtype, keepdims=keepdims,
                          initial=initial, where=where)
     return _reduce(name, uf._np, array, axis, dtype, keepdims, initial, where, out)
 
@@ -160,7 +160,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
     if type(a) is Array and (tr := a._tr) is not None and axis is None and dtype is None \
             and out is None and not keepdims and initial is _NO_VALUE and where is True \
             and not _KINDS[tr[0]]:
-        if len(tr[4]) == 1 and tr[1][0].size < (TINY if not _LOWERED[0]
+        if len(tr[4]) == 1 and tr[1][0].size < (TINY if not LOWERED[0]
                                                 else _options().eager_limit):
             # a pending tiny float64 trace of one dimension: when nothing else holds it (a
             # temporary: the distance's `sum((x - y) ** 2)`), its sum is a trace too (a total, 0-d),
@@ -171,9 +171,9 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
                 pid = trace.program_id(("total", tr[0]))
                 if pid is not None:
                     _TOTAL_OF[tr[0]] = pid
-            if pid is not None and _EXT_GET() is tr[5] and _refcount(a) <= _TEMPORARY:
-                _eager_op()
-                s = _new_array(Array)
+            if pid is not None and EXT_GET() is tr[5] and _refcount(a) <= _TEMPORARY:
+                eager_op()
+                s = new_array(Array)
                 s._tr = (pid, tr[1], tr[2], tr[3], (), tr[5])
                 s._val = s._st = s._proxy = s._base = None
                 s._chain = ()
@@ -183,7 +183,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, w
             # value
             a._val, total = _force_sum(tr)
             a._tr = None
-            s = _new_array(Array)
+            s = new_array(Array)
             s._val, s._st, s._chain, s._proxy, s._base, s._tr = total, None, (), None, None, None
             return s
         s = record_total(a)  # a large trace: the sum goes on it (the distance)
@@ -222,17 +222,17 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 def argmax(a, axis=None, out=None, *, keepdims=False):
     """Indices of the maximum values (first occurrence; NaN wins) (see numpy.argmax)."""
-    v = _whole(a, axis) if out is None else None
+    v = eager_whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
-        return _eager(np.argmax(_writable_alias(v), axis, keepdims=keepdims))  # (no copy)
+        return eager_array(np.argmax(writable_alias(v), axis, keepdims=keepdims))  # (no copy)
     return finish(build.argreduce(as_node(a), "max", axis, keepdims), out, "argmax")
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """Indices of the minimum values (first occurrence; NaN wins) (see numpy.argmin)."""
-    v = _whole(a, axis) if out is None else None
+    v = eager_whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
-        return _eager(np.argmin(_writable_alias(v), axis, keepdims=keepdims))
+        return eager_array(np.argmin(writable_alias(v), axis, keepdims=keepdims))
     return finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
 
 
@@ -244,7 +244,7 @@ def _large_float64(a) -> bool:
     tr = a._tr
     if tr is not None:
         return not trace._KINDS[tr[0]] and tr[4] != ()
-    return _large_leaf_operand(a) and a._st.node.dtype == _F64 and a._st.node.shape != ()
+    return large_leaf_operand(a) and a._st.node.dtype == _F64 and a._st.node.shape != ()
 
 
 def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
@@ -260,7 +260,7 @@ def _traced_var(a: Array, axis, ddof, keepdims) -> Array | None:
     x = a - total / float(n)
     if x._tr is None:
         return None
-    squares = record_reduce(_UFUNCS["square"](x), "add", axis, keepdims)
+    squares = record_reduce(UFUNCS["square"](x), "add", axis, keepdims)
     return None if squares is None else squares / float(n - ddof)
 
 
@@ -281,11 +281,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     the division keeps the accumulator's dtype.
     """
     if where is not True:
-        return _fallback(np.mean, a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+        return numpy_fallback(np.mean, a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     if out is None:
-        v = _whole(a, axis)
+        v = eager_whole(a, axis)
         if v is not None:  # the eager tier
-            return _eager(v.mean(axis=axis, dtype=dtype, keepdims=keepdims))  # as np.mean
+            return eager_array(v.mean(axis=axis, dtype=dtype, keepdims=keepdims))  # as np.mean
         if dtype is None and _large_float64(a):  # NumPy's sum, then true_divide by the count
             n = _count(a, axis)
             total = record_reduce(a, "add", axis, keepdims) if n else None
@@ -312,14 +312,14 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     The same steps and dtypes as NumPy: each division keeps the dtype of the sum it divides.
     """
     if where is not True or mean is not None:
-        return _fallback(np.var, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+        return numpy_fallback(np.var, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                          where=where, mean=mean)
     if correction is not _NO_VALUE:
         ddof = correction
     if out is None:
         v = _tiny(a)
         if v is not None:  # the eager tier
-            return _eager(v.var(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+            return eager_array(v.var(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
         if dtype is None and _large_float64(a):
             res = _traced_var(a, axis, ddof, keepdims)
             if res is not None:
@@ -348,11 +348,11 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         t = _tiny(a)
         if t is not None:  # the eager tier
             ddof = ddof if correction is _NO_VALUE else correction
-            return _eager(t.std(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+            return eager_array(t.std(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
             correction=correction)
     if isinstance(v, Array) and v._tr is not None and out is None:  # a large trace goes on
-        return _UFUNCS["sqrt"](v)
+        return UFUNCS["sqrt"](v)
     if not isinstance(v, Array) or v._storage.node.op == "buffer" and where is not True:
         return v
     root = build.elementwise("sqrt", v._node)
@@ -367,7 +367,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def _scan(name: str, ufunc: np.ufunc, a, axis, dtype, out) -> Array:
     v = _tiny(a) if out is None else None
     if v is not None:  # the eager tier
-        return _eager((np.cumsum if name == "add" else np.cumprod)(v, axis, dtype))
+        return eager_array((np.cumsum if name == "add" else np.cumprod)(v, axis, dtype))
     node = as_node(a)
     if axis is not None:
         axis = operator.index(axis)
@@ -407,7 +407,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fal
     axis = _one_axis(x, axis)
     if include_initial or (axis is None and np.ndim(x) > 1 if not isinstance(x, Array)
                            else axis is None and x.ndim > 1):
-        return _fallback(np.cumulative_sum, x, axis=axis, dtype=dtype,
+        return numpy_fallback(np.cumulative_sum, x, axis=axis, dtype=dtype,
                          include_initial=include_initial)
     return cumsum(x, axis=axis, dtype=dtype, out=out)
 
@@ -416,7 +416,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
     """Array API cumulative product (see numpy.cumulative_prod)."""
     axis = _one_axis(x, axis)
     if include_initial or (axis is None and (x.ndim if isinstance(x, Array) else np.ndim(x)) > 1):
-        return _fallback(np.cumulative_prod, x, axis=axis, dtype=dtype,
+        return numpy_fallback(np.cumulative_prod, x, axis=axis, dtype=dtype,
                          include_initial=include_initial)
     return cumprod(x, axis=axis, dtype=dtype, out=out)
 
@@ -426,7 +426,7 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     name = names.get(uf.__name__)
     node = as_node(array)
     if name is None or not node.shape:
-        return _fallback(uf._np.accumulate, array, axis=axis, dtype=dtype)
+        return numpy_fallback(uf._np.accumulate, array, axis=axis, dtype=dtype)
     acc = reduce_dtype(uf._np, node.dtype, None if dtype is None else np.dtype(dtype)) if \
         name in ("add", "multiply") else (np.dtype(dtype) if dtype is not None else node.dtype)
     build.normalize_axis(axis, len(node.shape))

@@ -3,7 +3,7 @@ NumPy's own list; matmul, vecdot, matvec, vecmat and isnat are not elementwise o
 
 import numpy as np
 
-from lazyarray.array import _UFUNCS, ufunc
+from lazyarray.array import UFUNCS, ufunc
 
 absolute = ufunc(np.absolute)
 add = ufunc(np.add)
@@ -111,4 +111,4 @@ true_divide = divide
 
 isnat = ufunc(np.isnat)  # datetimes only: validates dtypes, then NumPy
 
-_UFUNCS.update({u.__name__: u for u in list(globals().values()) if isinstance(u, ufunc)})
+UFUNCS.update({u.__name__: u for u in list(globals().values()) if isinstance(u, ufunc)})

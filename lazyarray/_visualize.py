@@ -11,7 +11,7 @@ from lazyarray.array import Array
 from lazyarray.graph.node import toposort
 from lazyarray.ir.hlo import Instr, Module
 from lazyarray.ir.lower import lower
-from lazyarray.ir.text import _attr_str, type_str
+from lazyarray.ir.text import attr_str, type_str
 from lazyarray.ops.table import OPS
 from lazyarray.runtime.executor import KernelRecord, Trace, execute
 
@@ -33,7 +33,7 @@ def _label(i: int, ins: Instr) -> str:
         head = f"%{i} parameter({ins.attr('index')})"
     elif op == "constant":
         head = f"%{i} constant({ins.value.item()!r})"
-    attrs = [_attr_str("dimensions" if k == "permutation" else k, v) for k, v in ins.attrs
+    attrs = [attr_str("dimensions" if k == "permutation" else k, v) for k, v in ins.attrs
              if op not in ("parameter", "reshape") and k not in ("kind", "shape")]
     return "\n".join([head, *attrs, type_str(ins.shape, ins.dtype)])
 

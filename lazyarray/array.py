@@ -66,7 +66,7 @@ MUTATING = frozenset({"fill_diagonal", "put_along_axis", "place", "put", "putmas
                       "shuffle"})
 
 
-def _fallback(func, *args, **kwargs):
+def numpy_fallback(func, *args, **kwargs):
     """Run a NumPy function on materialized inputs; wrap array results as Arrays (counted).
 
     A lazy `out=` receives the result through lazyarray's own write; a function that mutates
@@ -81,7 +81,7 @@ def _fallback(func, *args, **kwargs):
     def conv(x):
         if isinstance(x, Array):
             seen.append(np.asarray(x))
-            return _writable_alias(seen[-1]) if pure else seen[-1]
+            return writable_alias(seen[-1]) if pure else seen[-1]
         if isinstance(x, list):
             return [conv(y) for y in x]
         if isinstance(x, tuple) and not hasattr(x, "_fields"):
@@ -114,7 +114,7 @@ def _fallback(func, *args, **kwargs):
 
 
 # NumPy functions that only read their array arguments (no callback into user code, no
-# writable iterator): a fallback hands them a writeable alias (`_writable_alias`)
+# writable iterator): a fallback hands them a writeable alias (`writable_alias`)
 _READS_ONLY = frozenset({
     "bincount", "histogram", "histogram2d", "histogramdd", "histogram_bin_edges",
     "ravel_multi_index", "nonzero", "flatnonzero", "argwhere", "digitize", "searchsorted",
@@ -124,7 +124,7 @@ _READS_ONLY = frozenset({
     "cov", "partition", "argpartition", "sort_complex", "ediff1d", "unstack"})
 
 
-def _writable_alias(v: np.ndarray) -> np.ndarray:
+def writable_alias(v: np.ndarray) -> np.ndarray:
     """A computed array as the input of a NumPy function that only reads it (`_READS_ONLY`):
     a writeable view of the same memory where its owner is writeable. NumPy's C functions
     that ask for a C array (PyArray_ContiguousFromAny: np.bincount, ...) copy a read-only
@@ -154,7 +154,7 @@ def _wrap_result(out, inputs=None):
     if isinstance(out, tuple):
         items = [_wrap_result(o, inputs) for o in out]
         return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
-    if isinstance(out, list):  # NumPy arrays, detached from any input (`_writable_alias`)
+    if isinstance(out, list):  # NumPy arrays, detached from any input (`writable_alias`)
         return [o.copy() if isinstance(o, np.ndarray) and _may_alias(o, inputs) else o
                 for o in out]
     return out
@@ -199,7 +199,7 @@ class ufunc:
     def __call__(self, x=_NOARG, /, *args, **kwargs):
         if type(x) is Array and self._unary and not args and not kwargs:  # f(x): hot path
             tr = x._tr
-            if tr is not None and self._traced and _EXT_GET() is tr[5]:  # a trace goes on
+            if tr is not None and self._traced and EXT_GET() is tr[5]:  # a trace goes on
                 try:
                     pid = self._after[tr[0]]
                 except KeyError:
@@ -207,22 +207,22 @@ class ufunc:
                     if pid is not None:
                         self._after[tr[0]] = pid
                 if pid is not None:
-                    _eager_op()
-                    a = _new_array(Array)
+                    eager_op()
+                    a = new_array(Array)
                     a._tr = (pid, tr[1], tr[2], tr[3], tr[4], tr[5])
                     a._val = a._st = a._proxy = a._base = None
                     a._chain = ()
                     return a
-            v = x._val  # tiny by construction (see _value_array)...
-            if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
-                v = _small(x)
+            v = x._val  # tiny by construction (see value_array)...
+            if LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
+                v = small_value(x)
             if self._traced and (v is None or type(v) is _ndarray):  # (a 0-d value, a NumPy
                 # scalar, goes straight to NumPy's call below: the distance's sqrt of its sum)
-                if tr is None or _EXT_GET() is not tr[5]:  # (a trace of another state:
+                if tr is None or EXT_GET() is not tr[5]:  # (a trace of another state:
                     if v is None:  # computed here, under its own)
-                        v = _small(x)
+                        v = small_value(x)
                     elif tr is None and (memo := _LEAVES.get(id(v))) is not None \
-                            and memo[0] is v and memo[1][5] is _EXT_GET() \
+                            and memo[0] is v and memo[1][5] is EXT_GET() \
                             and (pid := _PIDS.get(self._start)) is not None \
                             and pid not in _NO_START and (opts := _options()).trace \
                             and opts.backend == "cpu":  # a leaf seen before: `_record`,
@@ -230,15 +230,15 @@ class ufunc:
                         return _trace_array((pid, leaf[1], leaf[2], leaf[3], leaf[4], leaf[5]))
                     if (type(v) is _ndarray and v.dtype is _F64
                             and _PIDS.get(self._start) not in _NO_START and _options().trace) \
-                            or v is None and _large_leaf_operand(x):
+                            or v is None and large_leaf_operand(x):
                         a = _record(self._op, (x,))
                         if a is not None:
                             return a
             if v is None:
-                v = _small(x)
+                v = small_value(x)
             if v is not None:
-                _eager_op()
-                a = _new_array(Array)
+                eager_op()
+                a = new_array(Array)
                 a._val = self._np(v)  # an ndarray, or a NumPy scalar for 0-d (see _binary)
                 a._st = a._proxy = a._base = a._tr = None
                 a._chain = ()
@@ -260,11 +260,11 @@ class ufunc:
     def _plain(self, args: tuple):
         """`self(*args)` without keywords, past the trace tier's paths: tiny computed
         inputs at once (the eager tier), else a node."""
-        values = _tiny_values(args)
+        values = tiny_values(args)
         if values is not None:  # tiny, computed inputs: NumPy's own call, right now
-            _eager_op()
+            eager_op()
             res = self._np(*values)  # under the caller's error state (see _binary)
-            return tuple(map(_eager, res)) if self.nout > 1 else _eager(res)
+            return tuple(map(eager_array, res)) if self.nout > 1 else eager_array(res)
         if self._op is not None and len(args) == self.nin:
             return _lazy(self._op, args)
         return self._call(*args)
@@ -281,7 +281,7 @@ class ufunc:
                 self._np.resolve_dtypes((*(a.dtype if isinstance(a, Array) else
                                            np.asarray(a).dtype for a in args),
                                          *(None,) * self.nout))
-            return _fallback(self._np, *args, out=out, dtype=dtype, where=where,
+            return numpy_fallback(self._np, *args, out=out, dtype=dtype, where=where,
                              casting=casting, **kwargs)
         if self.nout > 1 and out is not None and not isinstance(out, tuple):
             raise TypeError("'out' must be a tuple of arrays")
@@ -315,7 +315,7 @@ class ufunc:
         return None
 
     def reduceat(self, *args, **kwargs):
-        return _fallback(self._np.reduceat, *args, **kwargs)
+        return numpy_fallback(self._np.reduceat, *args, **kwargs)
 
 
 def _lazy(op: str, args) -> Array:
@@ -337,7 +337,7 @@ def _lazy(op: str, args) -> Array:
     st = _new_storage(Storage)
     st.node, st._fake, st.leaf_trace, st.scalar = node, None, None, not node.shape
     st.perm = _result_order(args, node.shape) if len(node.shape) > 1 else None
-    a = _new_array(Array)
+    a = new_array(Array)
     a._st = st
     a._val = a._proxy = a._base = a._tr = None
     a._chain = ()
@@ -346,10 +346,10 @@ def _lazy(op: str, args) -> Array:
 
 TINY = config.TINY  # elements: an op on computed inputs this small runs at once (the eager tier)
 _options = config._current.get
-_LOWERED = config.LOWERED  # see config.LOWERED
+LOWERED = config.LOWERED  # see config.LOWERED
 
 
-def _tiny_values(args) -> list | None:
+def tiny_values(args) -> list | None:
     """NumPy values of `args` if every array among them is computed and has fewer than
     min(TINY, eager_threshold) elements (views only by slicing, see `_small_view`): then
     deferring costs more than computing. None otherwise."""
@@ -359,9 +359,9 @@ def _tiny_values(args) -> list | None:
     for a in args:
         t = type(a)
         if t is Array:
-            v = a._val  # an eager value (see _value_array)
+            v = a._val  # an eager value (see value_array)
             if v is None:
-                v = _small(a)
+                v = small_value(a)
                 if v is None:
                     return None
             elif v.size >= limit:
@@ -382,19 +382,19 @@ def _tiny_values(args) -> list | None:
 
 def eager_values(arrays, mid: bool = False) -> list | None:
     """NumPy values of `arrays` when a function other than an operator runs on the eager
-    tier (`_tiny_values`: every array a tiny computed value; with `mid`, every array a
+    tier (`tiny_values`: every array a tiny computed value; with `mid`, every array a
     computed whole array below MID_EAGER_MAX elements, `_mid_values`), for the NumPy function
     to run right now; None on the CUDA backend (results follow the data onto the GPU) and for
-    anything else. Arrays come as writeable aliases (`_writable_alias`: NumPy's C functions
+    anything else. Arrays come as writeable aliases (`writable_alias`: NumPy's C functions
     that ask for a C array copy a read-only one first; these functions only read them)."""
     if _options().backend == "cuda":
         return None
-    values = _tiny_values(arrays)
+    values = tiny_values(arrays)
     if values is None and mid:
         values = _mid_values(arrays)
     if values is None:
         return None
-    return [_writable_alias(v) if type(v) is _ndarray else v for v in values]
+    return [writable_alias(v) if type(v) is _ndarray else v for v in values]
 
 
 # Elements below which a function that copies or rearranges computed arrays (concatenate,
@@ -412,11 +412,11 @@ def _mid_values(arrays) -> list | None:
     below TINY; else None."""
     if _options().eager_limit < TINY:
         return None
-    values = [_mid_value(a) for a in arrays]
+    values = [mid_value(a) for a in arrays]
     return None if any(v is None for v in values) else values
 
 
-def _mid_value(a, limit: int = MID_EAGER_MAX):
+def mid_value(a, limit: int = MID_EAGER_MAX):
     """`_mid_values` of one argument: a number as it is, an array's computed value (of fewer
     than `limit` elements), or None."""
     if type(a) is not Array:
@@ -424,7 +424,7 @@ def _mid_value(a, limit: int = MID_EAGER_MAX):
             else None
     v = a._val  # (a tiny eager value)
     if v is None and not a._chain:
-        v = _computed(a)
+        v = computed_value(a)
         if v is not None and v.size >= limit:
             return None
     return v
@@ -435,10 +435,10 @@ def eager_result(res, inputs) -> Array:
     memory with one of the `inputs` (NumPy returns a view of its own temporary as it is:
     `np.tile`'s reshaped copy)."""
     if type(res) is not np.ndarray:
-        return _eager(res)
+        return eager_array(res)
     if any(type(v) is np.ndarray and np.may_share_memory(res, v) for v in inputs):
         res = res.copy()
-    return _value_array(res)
+    return value_array(res)
 
 
 def _small_broadcast(values) -> bool:
@@ -453,7 +453,7 @@ def _small_broadcast(values) -> bool:
     return math.prod(shape) < _options().eager_limit
 
 
-def _small(a: Array) -> np.ndarray | None:
+def small_value(a: Array) -> np.ndarray | None:
     """The computed host value of `a` if it is a whole (non-view) storage below the eager
     tier's size, else None. This is the hot check of every operator on tiny arrays."""
     v = a._val
@@ -472,7 +472,7 @@ def _small(a: Array) -> np.ndarray | None:
     return v if v.size < _options().eager_limit else None
 
 
-def _computed(a: Array) -> np.ndarray | None:
+def computed_value(a: Array) -> np.ndarray | None:
     """The computed host value of a whole storage, of any size, else None (`M[5, 5]` of a
     computed (1000, 1000) M: 91 us on the lazy tier, 0.1 us as NumPy's element)."""
     st = a._st
@@ -631,13 +631,13 @@ def _gather_order(layout: np.ndarray, node: Node) -> tuple | None:
 _GETITEM = build.getitem
 _scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array's cost)
 _IS_SLICE = slice.__instancecheck__  # isinstance(k, slice), without a generator's frame
-_eager_op = stats.eager_op  # counts one eager-tier operation
+eager_op = stats.eager_op  # counts one eager-tier operation
 
 # ---- the trace tier (trace_tier.py): recording ----------------------------------------------
 _PIDS, _NO_START = trace._KEYS, trace.NO_START
 _EXACT = 2 ** 53  # Python ints a trace takes as scalars: exactly float64 values
 _EXT = fpstate._EXTOBJ  # NumPy's error state: a trace runs under the one it was recorded in
-_EXT_GET = _EXT.get if _EXT is not None else (lambda: None)
+EXT_GET = _EXT.get if _EXT is not None else (lambda: None)
 _DEFAULT_EXT = _EXT.get() if _EXT is not None else object()
 # the last other error state found fit for traces: every category "ignore" or "warn" (and
 # underflow ignored), the states whose reports a recheck on NumPy reproduces (ir/fpstate.py)
@@ -659,7 +659,7 @@ def _trace_input(a, ext) -> tuple | None:
         if st is not None and (memo := st.leaf_trace) is not None and memo[0] is st.node \
                 and memo[1] is ext and _JIT_TRACING() is None:
             return memo[2]  # (a large leaf seen before: `_large_leaf`)
-        v = _small(a)
+        v = small_value(a)
         if v is None:
             return _large_leaf(a, ext)
     elif v.size >= _options().eager_limit:
@@ -716,7 +716,7 @@ def _large_leaf(a, ext) -> tuple | None:
     return (pid, (v,), [], 0, view.shape, ext)
 
 
-def _large_leaf_operand(a) -> bool:
+def large_leaf_operand(a) -> bool:
     """Might `a` start a large trace (a computed buffer or a view of one)? The cheap test
     before `_record` on the lazy path of an operator."""
     st = a._st
@@ -729,7 +729,7 @@ _NO_TRACE = object()
 def _trace_state():
     """NumPy's error state, when traces may be recorded under it and the options allow them;
     else _NO_TRACE."""
-    ext = _EXT_GET()
+    ext = EXT_GET()
     if ext is not _DEFAULT_EXT and ext is not _fit_state[0]:
         if _EXT is None or not fpstate.compiled_ok():
             return _NO_TRACE
@@ -791,7 +791,7 @@ _THEN_TWO: dict[tuple, int] = {}  # (op, program id) -> that of `op(program, sca
 
 def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | None:
     """`_record` of `name(a, s1, s2)` (clip with float bounds), without its generality."""
-    ext = _EXT_GET()
+    ext = EXT_GET()
     opts = _options()
     if ext is not _DEFAULT_EXT and ext is not _fit_state[0] or not opts.trace \
             or opts.backend != "cpu":
@@ -812,8 +812,8 @@ def record_two_scalars(name: str, a: Array, s1: float, s2: float) -> Array | Non
     if x[0] == trace.LEAF and pid in _NO_START and x[1][0].size < TINY:
         return None
     n = x[3]
-    _eager_op()
-    a = _new_array(Array)
+    eager_op()
+    a = new_array(Array)
     a._tr = (pid, x[1], x[2][:n] + [s1, s2] if n else [s1, s2], n + 2, x[4], ext)
     a._val = a._st = a._proxy = a._base = None
     a._chain = ()
@@ -867,7 +867,7 @@ def record_total(a: Array) -> Array | None:
     tr = a._tr
     key = (tr[0], len(tr[4]))  # (a program id names a structure of any rank)
     pid = _TOTALS.get(key)
-    if pid is None or tr[5] is not _EXT_GET() or tr[1][0].size < TINY \
+    if pid is None or tr[5] is not EXT_GET() or tr[1][0].size < TINY \
             or not (opts := _options()).trace or opts.backend != "cpu":
         s = record_reduce(a, "add", None, False)
         if s is not None and len(_TOTALS) < 4096:
@@ -934,7 +934,7 @@ def record_where(c: Array, x, y) -> Array | None:
     tc = c._tr
     ext = tc[5]
     opts = _options()
-    if _EXT_GET() is not ext or not opts.trace or opts.backend != "cpu":
+    if EXT_GET() is not ext or not opts.trace or opts.backend != "cpu":
         return None  # (recorded under another error state or options: c is computed)
     tx = (x._tr or _trace_input(x, ext)) if type(x) is Array else x
     ty = (y._tr or _trace_input(y, ext)) if type(y) is Array else y
@@ -950,8 +950,8 @@ def record_where(c: Array, x, y) -> Array | None:
         if pid is not None and tx[4] == shape == ty[4] and tx[5] is ext and ty[5] is ext:
             scalars += tx[2][:tx[3]]
             scalars += ty[2][:ty[3]]
-            _eager_op()
-            a = _new_array(Array)
+            eager_op()
+            a = new_array(Array)
             a._tr = (pid, leaves + tx[1] + ty[1], scalars, len(scalars), shape, ext)
             a._val = a._st = a._proxy = a._base = None
             a._chain = ()
@@ -978,8 +978,8 @@ def record_where(c: Array, x, y) -> Array | None:
             _WHERE_OF.clear()
         _WHERE_OF[key[1:]] = pid
     scalars += own
-    _eager_op()
-    a = _new_array(Array)
+    eager_op()
+    a = new_array(Array)
     a._tr = (pid, leaves, scalars, len(scalars), shape, ext)
     a._val = a._st = a._proxy = a._base = None
     a._chain = ()
@@ -988,8 +988,8 @@ def record_where(c: Array, x, y) -> Array | None:
 
 def _trace_array(tr: tuple) -> Array:
     """A new Array holding the pending trace `tr` (counted as an eager-tier operation)."""
-    _eager_op()
-    a = _new_array(Array)
+    eager_op()
+    a = new_array(Array)
     a._tr = tr
     a._val = a._st = a._proxy = a._base = None
     a._chain = ()
@@ -1005,7 +1005,7 @@ def _large_start(name: str, memo: tuple, other, reflected: bool, pids: list,
     interned)."""
     ext, leaf = memo[1], memo[2]
     t = type(other)
-    if leaf is None or ext is not _EXT_GET() or _JIT_TRACING() is not None \
+    if leaf is None or ext is not EXT_GET() or _JIT_TRACING() is not None \
             or not (opts := _options()).trace or opts.backend != "cpu":
         return None
     if t is float or t is int and -_EXACT <= other <= _EXACT:
@@ -1095,17 +1095,17 @@ def _force(a: Array) -> np.ndarray:
     return v
 
 
-def _eager(res) -> Array:
+def eager_array(res) -> Array:
     """An eager result (fresh from NumPy: an array, or a NumPy scalar for 0-d) as an Array."""
     if type(res) is np.ndarray:
         if res.base is not None:
             res = res.copy(order="K")  # (NumPy's layout kept)
     elif not isinstance(res, np.generic):
         res = np.asarray(res)
-    return _value_array(res)
+    return value_array(res)
 
 
-def _value_array(value: np.ndarray) -> Array:
+def value_array(value: np.ndarray) -> Array:
     """An Array holding a fresh value nothing else refers to, without __init__ (the eager
     tier's hot path; see `Array._storage`). Values of TINY elements or more (a broadcast
     of tiny operands) become ordinary graph leaves: `_val` is only ever a tiny value, so
@@ -1113,28 +1113,28 @@ def _value_array(value: np.ndarray) -> Array:
     (`config.LOWERED`)."""
     if value.size >= TINY:
         return Array(buffer(value))
-    a = _new_array(Array)
+    a = new_array(Array)
     a._val, a._st, a._chain, a._proxy, a._base, a._tr = value, None, (), None, None, None
     return a
 
 
-_new_array = _new_storage = object.__new__
+new_array = _new_storage = object.__new__
 _birth = threading.Lock()  # an eager value getting its Storage: once, even across threads
 
 
 _ndarray = np.ndarray
 _F64 = np.dtype(np.float64)
-_F64_CONSTANTS: dict[float, np.ndarray] = {}
+F64_CONSTANTS: dict[float, np.ndarray] = {}
 
 
-def _f64_constant(x: float) -> np.ndarray:
+def f64_constant(x: float) -> np.ndarray:
     """`x` as a read-only 0-d float64 array, cached: NumPy multiplies a float64 array by a
     0-d array in about 60% of the time it takes with a Python float (which it converts on
     every call). Only for float64 arrays, where both give the same dtype and bits; never
     for zeros (0.0 and -0.0 are one dict key)."""
-    if len(_F64_CONSTANTS) >= 512:
-        _F64_CONSTANTS.clear()
-    c = _F64_CONSTANTS[x] = np.array(x, _F64)
+    if len(F64_CONSTANTS) >= 512:
+        F64_CONSTANTS.clear()
+    c = F64_CONSTANTS[x] = np.array(x, _F64)
     c.setflags(write=False)
     return c
 
@@ -1172,7 +1172,7 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
         if tr is not None and traced:  # a trace goes on (first: the hottest path)
             t = type(other)
             if (t is float or t is int and -_EXACT <= other <= _EXACT) and \
-                    _EXT_GET() is tr[5]:
+                    EXT_GET() is tr[5]:
                 try:
                     pid = after[tr[0]]
                 except KeyError:
@@ -1191,19 +1191,19 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
                         if len(scalars) != n + 1:  # another chain appended to it first
                             scalars = scalars[:n]
                             scalars.append(other)
-                    _eager_op()
-                    a = _new_array(Array)
+                    eager_op()
+                    a = new_array(Array)
                     a._tr = (pid, tr[1], scalars, n + 1, tr[4], tr[5])
                     a._val = a._st = a._proxy = a._base = None
                     a._chain = ()
                     return a
             if t is Array and (otr := other._tr) is not None and otr[5] is tr[5] \
-                    and _EXT_GET() is tr[5]:  # two pending traces
+                    and EXT_GET() is tr[5]:  # two pending traces
                 if otr[4] == tr[4] and not otr[3] and not reflected \
                         and (pid := _PIDS.get((name, tr[0], otr[0]))) is not None \
                         and (tr[1][0].size < TINY) is (otr[1][0].size < TINY):
-                    _eager_op()  # (`_record_pair`, inlined: one shape, `other` no scalars)
-                    a = _new_array(Array)
+                    eager_op()  # (`_record_pair`, inlined: one shape, `other` no scalars)
+                    a = new_array(Array)
                     a._tr = (pid, tr[1] + otr[1], tr[2], tr[3], tr[4], tr[5])
                     a._val = a._st = a._proxy = a._base = None
                     a._chain = ()
@@ -1214,9 +1214,9 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
             a = _record(name, (other, self) if reflected else (self, other))
             if a is not None:
                 return a
-        v = self._val  # tiny by construction (see _value_array)...
-        if _LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
-            v = _small(self)
+        v = self._val  # tiny by construction (see value_array)...
+        if LOWERED[0] and v is not None:  # ...unless eager_threshold is lower
+            v = small_value(self)
         if traced and tr is None:
             if v is None:
                 st = self._st
@@ -1230,7 +1230,7 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
                         a = _record(name, (other, self) if reflected else (self, other))
                     if a is not None:
                         return a
-                v = _small(self)
+                v = small_value(self)
             t = type(other)
             if t is Array and other._tr is not None or type(v) is _ndarray and (
                     v.dtype is _F64 and not self._chain
@@ -1239,7 +1239,7 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
                     and (opts := _options()).trace and opts.backend == "cpu"):
                 # it may start a trace (trace_tier.NO_START): from a leaf seen before,
                 # with a scalar or another such leaf, here (`_record`, inlined)
-                ext = _EXT_GET()
+                ext = EXT_GET()
                 memo = _LEAVES.get(id(v)) if ext is _DEFAULT_EXT or ext is _fit_state[0] \
                     else None
                 if memo is not None and memo[0] is v and memo[1][5] is ext:
@@ -1247,8 +1247,8 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
                     if t is float or t is int and -_EXACT <= other <= _EXACT:
                         pid = start_ids[0]
                         if pid is not None:
-                            _eager_op()
-                            a = _new_array(Array)
+                            eager_op()
+                            a = new_array(Array)
                             a._tr = (pid, leaf[1], [other if t is float else float(other)],
                                      1, leaf[4], ext)
                             a._val = a._st = a._proxy = a._base = None
@@ -1257,13 +1257,13 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
                     elif t is Array and other._tr is None:
                         w = other._val
                         if w is None:
-                            w = _small(other)
+                            w = small_value(other)
                         memo = _LEAVES.get(id(w))
                         pid = start_ids[1]
                         if (memo is not None and memo[0] is w and memo[1][5] is ext
                                 and pid is not None and memo[1][4] == leaf[4]):
-                            _eager_op()
-                            a = _new_array(Array)
+                            eager_op()
+                            a = new_array(Array)
                             a._tr = (pid, memo[1][1] + leaf[1] if reflected
                                      else leaf[1] + memo[1][1], [], 0, leaf[4], ext)
                             a._val = a._st = a._proxy = a._base = None
@@ -1273,48 +1273,48 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
                 if a is not None:
                     return a
             elif v is None and (t is float or t is int or t is Array) \
-                    and _large_leaf_operand(self):  # a large trace starts here
+                    and large_leaf_operand(self):  # a large trace starts here
                 a = _record(name, (other, self) if reflected else (self, other))
                 if a is not None:
                     return a
         if v is None:
-            v = _small(self)
+            v = small_value(self)
         if v is not None:
             t = type(other)
             if t is float or t is int:
-                _eager_op()
+                eager_op()
                 # NumPy's operator (its scalar arithmetic for NumPy scalars costs a tenth of
                 # the ufunc call), under the caller's error state: NumPy warns, raises or
                 # ignores as it would (a warning names this line, not the caller's: finding
                 # the caller's would cost as much as the operation; docs/semantics.md)
                 if type(v) is _ndarray and other and v.dtype is _F64 and (
                         t is float or exact_ints and -_EXACT <= other <= _EXACT):
-                    w = _F64_CONSTANTS.get(other)
+                    w = F64_CONSTANTS.get(other)
                     if w is None:
-                        w = _f64_constant(other)
+                        w = f64_constant(other)
                     other = w
-                a = _new_array(Array)
+                a = new_array(Array)
                 a._val = py_op(other, v) if reflected else py_op(v, other)
                 a._st = a._proxy = a._base = a._tr = None
                 a._chain = ()
                 return a
             if t is Array:
-                w = other._val  # as _small(other), inlined
+                w = other._val  # as small_value(other), inlined
                 if w is None:
-                    w = _small(other)
+                    w = small_value(other)
                 elif w.size >= _options().eager_limit:
                     w = None
                 if w is not None:
                     if v.shape == w.shape:  # (the result is as tiny: no size check)
-                        _eager_op()
-                        a = _new_array(Array)
+                        eager_op()
+                        a = new_array(Array)
                         a._val = py_op(w, v) if reflected else py_op(v, w)
                         a._st = a._proxy = a._base = a._tr = None
                         a._chain = ()
                         return a
                     if v.size == 1 or w.size == 1 or _small_broadcast((v, w)):
-                        _eager_op()
-                        return _value_array(py_op(w, v) if reflected else py_op(v, w))
+                        eager_op()
+                        return value_array(py_op(w, v) if reflected else py_op(v, w))
         if not isinstance(other, (Array, np.ndarray, np.generic, bool, int, float, complex,
                                   list, tuple)):
             return NotImplemented
@@ -1322,7 +1322,7 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
             return _lazy(name, (other, self) if reflected else (self, other))
         if via is not None:
             return via._plain((other, self) if reflected else (self, other))
-        f = _UFUNCS[name]
+        f = UFUNCS[name]
         return f(other, self) if reflected else f(self, other)
 
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
@@ -1332,18 +1332,18 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
 def _inplace(name: str):
     def method(self, other):
         if not self._chain and self._is_scalar():  # a NumPy scalar: `s += 1` rebinds `s`
-            return _UFUNCS[name]._plain((self, other))
+            return UFUNCS[name]._plain((self, other))
         if not self._layout().flags.writeable:  # (NumPy: before the operand types)
             raise ValueError("output array is read-only")
         # (the ufunc's own path, not the operator's: `x[::2] *= 3` stays a node the write
         # fuses with, in place, where a trace of the view would be computed apart)
-        self._assign(_UFUNCS[name]._plain((self, other)), casting="same_kind")
+        self._assign(UFUNCS[name]._plain((self, other)), casting="same_kind")
         return self
 
     return method
 
 
-_UFUNCS: dict[str, ufunc] = {}
+UFUNCS: dict[str, ufunc] = {}
 # modules that import this one, looked up when a method is called (a function-level import
 # costs a microsecond on every call)
 _modules = sys.modules
@@ -1520,7 +1520,7 @@ class Array:
 
         On ``"cuda"`` the data stays on the GPU until observed on the host (see docs/cuda.md).
         """
-        if _device_name(device) == "cpu":
+        if device_name(device) == "cpu":
             return Array(buffer(np.array(self._value())))
         node, cuda = self._node, backends.get("cuda")
         with config.options(backend="cuda"):
@@ -1628,7 +1628,7 @@ class Array:
             return _scalar_array(v)  # a 0-d eager value (a NumPy scalar): see `_value`
         tr = self._tr
         if tr is not None and dtype is None and not copy and tr[1][0].size < (
-                TINY if not _LOWERED[0] else _options().eager_limit):  # a tiny trace (hot)
+                TINY if not LOWERED[0] else _options().eager_limit):  # a tiny trace (hot)
             v = self._val = trace.force(tr)
             self._tr = None
             if type(v) is not _ndarray:  # a total (a NumPy scalar): a fresh 0-d array
@@ -1705,7 +1705,7 @@ class Array:
                 if proxy is None:
                     proxy = st.fake()
             proxy = proxy[key]  # (NumPy checks the key)
-            v = _new_array(Array)
+            v = new_array(Array)
             v._st, v._chain, v._proxy = st, (*self._chain, (_GETITEM, (key,))), proxy
             v._base = self if self._base is None else self._base
             v._val = v._vnode = v._tr = None
@@ -1713,11 +1713,11 @@ class Array:
         if t is int or t is tuple:  # one element of a computed array: the eager tier
             v = self._val
             if v is None:
-                v = _small(self) if self._chain else _computed(self)
+                v = small_value(self) if self._chain else computed_value(self)
             if v is not None and (t is int and v.ndim == 1 or t is tuple and len(key) == v.ndim
                                   and all(type(k) is int for k in key)) \
                     and _options().eager_limit:  # (any size: one element is read)
-                return _eager(v[key])
+                return eager_array(v[key])
         if _is_basic(key):
             keys = key if isinstance(key, tuple) else (key,)
             if len(keys) == self.ndim and not any(
@@ -1731,7 +1731,7 @@ class Array:
         _check_index(key)
         gkey = _gather_key(key)
         if gkey is None:  # a boolean scalar in the key (NumPy adds a dimension): NumPy does it
-            return _fallback(lambda a, k: a[k], self, key)
+            return numpy_fallback(lambda a, k: a[k], self, key)
         if not any(isinstance(k, (Node, np.ndarray)) for k in gkey):  # 0-d integer arrays
             return self[gkey]
         if self._tiny_and_computed() and not any(isinstance(k, Node) and k.op != "buffer"
@@ -1760,7 +1760,7 @@ class Array:
         else None. (At 10^5 NumPy's x[idx] took 125 us, the lazy gather 227.)"""
         if self._chain or _options().eager_limit < TINY or _options().backend == "cuda":
             return None
-        v = _computed(self)
+        v = computed_value(self)
         if v is None or v.size >= MID_EAGER_MAX:
             return None
         for k in gkey:
@@ -1820,10 +1820,10 @@ class Array:
         with no storage yet (so no view, graph or NumPy caller has it), or when only this
         storage refers to its buffer node and only the node to its array.
         """
-        if (self._val if self._val is not None else _small(self)) is None:
+        if (self._val if self._val is not None else small_value(self)) is None:
             return False
         if type(value) is Array:  # a computed value only: a pending one keeps the write lazy
-            value = value._val if value._val is not None else _small(value)
+            value = value._val if value._val is not None else small_value(value)
             if value is None:
                 return False
         key = _as_numpy_key(key)
@@ -1848,7 +1848,7 @@ class Array:
         return True
 
     def _tiny_and_computed(self) -> bool:
-        """Is the storage computed and below the eager tier's size (see `_tiny_values`)?"""
+        """Is the storage computed and below the eager tier's size (see `tiny_values`)?"""
         node = self._storage.node
         return (node.op == "buffer" and node.on_host
                 and node.value.size < config.get().eager_limit)
@@ -1953,23 +1953,23 @@ class Array:
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} according "
                             f"to the rule {casting!r}")
         if dtype.kind not in "biufc":
-            return _fallback(lambda a: a.astype(dtype), self)
+            return numpy_fallback(lambda a: a.astype(dtype), self)
         if not copy and dtype == self.dtype and not self._is_scalar() and (
                 order in "KA" or self._layout().flags[
                     "C_CONTIGUOUS" if order == "C" else "F_CONTIGUOUS"]):
             return self  # NumPy's same object: a later write to either is seen by both
         if _options().backend != "cuda":
-            v = _small(self)
+            v = small_value(self)
             if v is None and _options().eager_limit >= TINY:  # (a mid-sized computed array:
-                v = _mid_value(self)  # NumPy's cast, at once, too; `_mid_values`)
+                v = mid_value(self)  # NumPy's cast, at once, too; `_mid_values`)
             if v is not None:  # the eager tier (astype copies: nothing shared)
-                return self._same_kind(_eager(v.astype(dtype, order=order)))
+                return self._same_kind(eager_array(v.astype(dtype, order=order)))
         return self._same_kind(in_order(Array(build.convert(self._node, dtype)), order, (self,)))
 
     def copy(self, order="C") -> Array:
-        v = _small(self) if _options().backend != "cuda" else None
+        v = small_value(self) if _options().backend != "cuda" else None
         if v is not None:  # the eager tier
-            return self._same_kind(_eager(v.copy(order=order)))
+            return self._same_kind(eager_array(v.copy(order=order)))
         return self._same_kind(in_order(Array(self._node), order, (self,)))
 
     def _same_kind(self, out: Array) -> Array:
@@ -2076,7 +2076,7 @@ class Array:
     def conj(self) -> Array:
         if self.dtype.kind != "c":  # NumPy's method returns a real array itself
             return self
-        return _UFUNCS["conjugate"](self)
+        return UFUNCS["conjugate"](self)
 
     conjugate = conj
 
@@ -2088,15 +2088,15 @@ class Array:
             return NotImplemented
         impl = _native(func)
         if impl is None:
-            return _fallback(func, *args, **kwargs)
+            return numpy_fallback(func, *args, **kwargs)
         try:
             return impl(*args, **kwargs)
         except TypeError as exc:
             if "unexpected keyword argument" not in str(exc):
                 raise
-            return _fallback(func, *args, **kwargs)
+            return numpy_fallback(func, *args, **kwargs)
     def __array_ufunc__(self, uf, method, *inputs, **kwargs):
-        mine = _UFUNCS.get(uf.__name__)
+        mine = UFUNCS.get(uf.__name__)
         if mine is None:
             return NotImplemented
         if method == "__call__":
@@ -2105,7 +2105,7 @@ class Array:
             return mine.reduce(*inputs, **kwargs)
         if method == "outer":
             return mine.outer(*inputs, **kwargs)
-        return _fallback(getattr(uf, method), *inputs, **kwargs)
+        return numpy_fallback(getattr(uf, method), *inputs, **kwargs)
 
 
 class _Flags:
@@ -2164,7 +2164,7 @@ class _Flags:
             "writebackifcopy"))
 
 
-def _device_name(device) -> str:
+def device_name(device) -> str:
     """"cpu" or "cuda" for a device argument (None: the host)."""
     name = "cpu" if device is None else str(device).split(":")[0].lower()
     if name not in ("cpu", "cuda"):
@@ -2233,7 +2233,8 @@ def _native(func):
 
     module = (func.__module__ or "numpy").replace("numpy", "lazyarray", 1)
     try:
-        ns = importlib.import_module(module.split("._")[0])
+        ns = importlib.import_module(module.split("._")[0])  # (the submodule of NumPy's
+        # function is known only here: numpy.linalg's function -> lazyarray.linalg)
     except ImportError:
         return None
     impl = vars(ns).get(func.__name__)
@@ -2380,30 +2381,30 @@ def _pow(self, other):
     if t is float or t is int:
         tr = self._tr
         if tr is not None and (other == 2 or other == 0.5):  # the trace goes on
-            f = _UFUNCS["square" if other == 2 else "sqrt"]
+            f = UFUNCS["square" if other == 2 else "sqrt"]
             pid = f._after.get(tr[0])  # (ufunc.__call__'s hot path, without its checks)
-            return f(self) if pid is None or _EXT_GET() is not tr[5] \
+            return f(self) if pid is None or EXT_GET() is not tr[5] \
                 else _trace_array((pid, tr[1], tr[2], tr[3], tr[4], tr[5]))
         v = self._val
-        if v is None or _LOWERED[0]:
-            v = _small(self)
+        if v is None or LOWERED[0]:
+            v = small_value(self)
         if v is not None:  # the eager tier: NumPy's operator, with its own square/sqrt paths
-            _eager_op()
+            eager_op()
             if type(v) is _ndarray and not v.ndim and self._is_scalar():
                 v = v[()]  # (a NumPy scalar's power: no fast paths, np.True_ ** 2 is int64)
-            return _eager(v ** other)
+            return eager_array(v ** other)
     if not self.shape and self._is_scalar():  # NumPy's scalars take no fast path
-        return _UFUNCS["power"](self, other)
+        return UFUNCS["power"](self, other)
     if t is int and other == 2 and self.dtype.kind == "b":  # ndarray.__pow__'s square: int8
-        return _UFUNCS["square"](self)
+        return UFUNCS["square"](self)
     fast = _POW_FAST.get(other) if isinstance(other, (int, float, np.integer, np.floating)) \
         and not isinstance(other, bool) and self.dtype.kind in "fc" else None
     if fast is not None and self.dtype.kind == "f":
         rt = self.dtype if t is int or t is float else np.result_type(self.dtype, other)
-        return _UFUNCS[fast](self if rt == self.dtype else self.astype(rt))
+        return UFUNCS[fast](self if rt == self.dtype else self.astype(rt))
     if fast is not None and (t is int or fast == "sqrt" and t is float):
-        return _UFUNCS[fast](self)
-    return _UFUNCS["power"](self, other)
+        return UFUNCS[fast](self)
+    return UFUNCS["power"](self, other)
 
 
 # ndarray.__pow__'s scalar exponents that skip pow (their bits differ from pow's: NumPy's
@@ -2414,12 +2415,12 @@ _POW_FAST = {2: "square", 0.5: "sqrt", -1: "reciprocal", 1: "positive"}
 Array.__pow__ = _pow
 Array.__hash__ = None  # type: ignore[assignment]
 _TRACE_OPERANDS = (float, int, Array)  # operand types `_large_start` may take (as `_record`)
-Array.__neg__ = lambda self: _UFUNCS["negative"](self)
-Array.__pos__ = lambda self: _UFUNCS["positive"](self)
-Array.__abs__ = lambda self: _UFUNCS["absolute"](self)
-Array.__invert__ = lambda self: _UFUNCS["invert"](self)
-Array.__divmod__ = lambda self, o: _UFUNCS["divmod"](self, o)
-Array.__rdivmod__ = lambda self, o: _UFUNCS["divmod"](o, self)
+Array.__neg__ = lambda self: UFUNCS["negative"](self)
+Array.__pos__ = lambda self: UFUNCS["positive"](self)
+Array.__abs__ = lambda self: UFUNCS["absolute"](self)
+Array.__invert__ = lambda self: UFUNCS["invert"](self)
+Array.__divmod__ = lambda self, o: UFUNCS["divmod"](self, o)
+Array.__rdivmod__ = lambda self, o: UFUNCS["divmod"](o, self)
 
 
 # ---- the rest of ndarray's methods: NumPy's on the value (the namespace's: _methods.py) ----
@@ -2500,7 +2501,7 @@ Array.strides = property(lambda self: self._layout().strides)
 for _name in ("tobytes", "tofile", "dump", "dumps", "getfield"):
     setattr(Array, _name, _value_method(_name, wrap_result=_name == "getfield"))
 Array.byteswap = lambda self, inplace=False: (
-    _fallback(lambda v: v.byteswap(), self) if not inplace else
+    numpy_fallback(lambda v: v.byteswap(), self) if not inplace else
     self._mutate_eagerly(lambda v: v.byteswap(inplace=True)) or self)
 Array.setfield = lambda self, val, dtype, offset=0: self._mutate_eagerly(
     lambda v: v.setfield(np.asarray(val), dtype, offset))

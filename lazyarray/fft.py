@@ -12,7 +12,7 @@ import numpy as _np
 from lazyarray import _creation, _manipulation
 from lazyarray._coverage import module_getattr as _module_getattr
 from lazyarray._library import library_call
-from lazyarray.array import Array as _Array, _fallback
+from lazyarray.array import Array as _Array, numpy_fallback
 
 __all__ = list(_np.fft.__all__)
 
@@ -55,7 +55,7 @@ def _one(fn: str, length):
     """A 1-d transform: `length(n, m)` is the output length for n points and input length m."""
     def transform(a, n=None, axis=-1, norm=None, out=None):
         if out is not None:
-            return _fallback(getattr(_np.fft, fn), a, n=n, axis=axis, norm=norm, out=out)
+            return numpy_fallback(getattr(_np.fft, fn), a, n=n, axis=axis, norm=norm, out=out)
         a = _arr(a)
         _check_norm(norm)
         ax = normalize_axis(axis, a.ndim)
@@ -106,7 +106,7 @@ def _many(fn: str, default_axes):
 
     def transform(a, s=None, axes=default_axes, norm=None, out=None):
         if out is not None:
-            return _fallback(getattr(_np.fft, fn), a, s=s, axes=axes, norm=norm, out=out)
+            return numpy_fallback(getattr(_np.fft, fn), a, s=s, axes=axes, norm=norm, out=out)
         a = _arr(a)
         _check_norm(norm)
         if axes is None:
@@ -129,7 +129,7 @@ def _many(fn: str, default_axes):
                 raise ValueError(f"Invalid number of FFT data points ({k}) specified.")
             shape[ax] = k // 2 + 1 if real_in and last else k
         if len(set(axes_)) != len(axes_):
-            return _fallback(getattr(_np.fft, fn), a, s=s, axes=axes, norm=norm)
+            return numpy_fallback(getattr(_np.fft, fn), a, s=s, axes=axes, norm=norm)
         return _call(fn, a, tuple(shape), {"s": None if s is None else tuple(s),
                                            "axes": axes_, "norm": norm})
 

@@ -17,8 +17,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from lazyarray import _creation, _library, _manipulation, _products, _ufuncs
 from lazyarray._coverage import module_getattr as _module_getattr
 from lazyarray._products import eager_operand as _eager_operand
-from lazyarray._reductions import _whole
-from lazyarray.array import Array, _fallback, _writable_alias, eager_result, eager_values
+from lazyarray._reductions import eager_whole
+from lazyarray.array import Array, numpy_fallback, writable_alias, eager_result, eager_values
 
 __all__ = list(_np.linalg.__all__)
 
@@ -77,7 +77,7 @@ def _matrix(x: Array, axes: tuple[int, int], ord, keepdims: bool) -> Array:
     if ord is None or (isinstance(ord, str) and ord in ("fro", "f")):
         return _ufuncs.sqrt(_squared_magnitude(x).sum(axis=(row, col), keepdims=keepdims))
     if isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2):
-        return _fallback(_np.linalg.norm, x, ord=ord, axis=(row, col), keepdims=keepdims)
+        return numpy_fallback(_np.linalg.norm, x, ord=ord, axis=(row, col), keepdims=keepdims)
     if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
         raise ValueError("Invalid norm order for matrices.")
     # 1-norms: largest/smallest column sum; inf-norms: largest/smallest row sum
@@ -114,10 +114,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """
     values = eager_values((x,))
     if values is None and axis is None:  # a whole norm of a computed array, as a whole
-        whole = _whole(x, None)  # reduction (WHOLE_EAGER_MAX): NumPy's, at once
+        whole = eager_whole(x, None)  # reduction (WHOLE_EAGER_MAX): NumPy's, at once
         if whole is None and ord is None:  # NumPy's 2-norm of it is a dot: as a product
             whole = _eager_operand(x)  # (_products.EAGER_PRODUCT_WORK)
-        values = None if whole is None else [_writable_alias(whole)]
+        values = None if whole is None else [writable_alias(whole)]
     if values is not None:  # the eager tier
         return eager_result(_np.asarray(_np.linalg.norm(values[0], ord, axis, keepdims)), values)
     x = _as_inexact(x)
@@ -307,7 +307,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = _arr(a)
     batch, m, n, k = _mn(a)
     if not compute_uv:
-        return svdvals(a) if not hermitian else _fallback(_np.linalg.svd, a, full_matrices,
+        return svdvals(a) if not hermitian else numpy_fallback(_np.linalg.svd, a, full_matrices,
                                                           compute_uv, hermitian)
     du, ds, dvh = _dtype_of(_np.linalg.svd, a)
     shapes = [batch + ((m, m) if full_matrices else (m, k)), batch + (k,),
@@ -330,7 +330,7 @@ def qr(a, mode="reduced"):
     """QR decomposition (numpy.linalg.qr); modes 'reduced', 'complete' and 'r'."""
     a = _arr(a)
     if mode not in ("reduced", "complete", "r"):
-        return _fallback(_np.linalg.qr, a, mode)
+        return numpy_fallback(_np.linalg.qr, a, mode)
     batch, m, n, k = _mn(a)
     if mode == "r":
         r = _np.linalg.qr(_np.eye(2, dtype=a.dtype), mode="r")
@@ -348,7 +348,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_np._NoValue):
     """The pseudo-inverse (numpy.linalg.pinv) with the default cutoff, as a library call."""
     a = _arr(a)
     if rcond is not None or rtol is not _np._NoValue:
-        return _fallback(_np.linalg.pinv, a, rcond, hermitian, rtol=rtol)
+        return numpy_fallback(_np.linalg.pinv, a, rcond, hermitian, rtol=rtol)
     batch, m, n, k = _mn(a)
     return _lib().library_call("pinv", [a], {"hermitian": bool(hermitian)},
                                (batch + (n, m), _dtype_of(_np.linalg.pinv, a)))
@@ -366,7 +366,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """Rank by SVD (numpy.linalg.matrix_rank) with the default tolerance."""
     a = _arr(A)
     if tol is not None or rtol is not None or a.ndim < 2:
-        return _fallback(_np.linalg.matrix_rank, a, tol, hermitian, rtol=rtol)
+        return numpy_fallback(_np.linalg.matrix_rank, a, tol, hermitian, rtol=rtol)
     return _lib().library_call("matrix_rank", [a], {"hermitian": bool(hermitian)},
                                (a.shape[:-2], _np.dtype(_np.intp)))
 
@@ -374,7 +374,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
 def multi_dot(arrays, *, out=None):
     """A chain of matrix products (numpy.linalg.multi_dot), left to right: lazy matmuls."""
     if out is not None:
-        return _fallback(_np.linalg.multi_dot, arrays, out=out)
+        return numpy_fallback(_np.linalg.multi_dot, arrays, out=out)
     arrays = [_arr(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError("Expecting at least two arrays.")

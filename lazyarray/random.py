@@ -23,7 +23,7 @@ from lazyarray import stats as _stats
 from lazyarray._coverage import mark_fallback as _mark_fallback
 from lazyarray._coverage import module_getattr as _module_getattr
 from lazyarray.array import Array as _Array
-from lazyarray.array import _fallback
+from lazyarray.array import numpy_fallback
 
 __all__ = list(_npr.__all__)
 
@@ -49,17 +49,17 @@ def _draw(func, args, kwargs):
     out = kwargs.get("out")
     if isinstance(out, _Array):
         buf = _np.empty(out.shape, out.dtype)
-        _fallback(func, *args, **{**kwargs, "out": buf})
+        numpy_fallback(func, *args, **{**kwargs, "out": buf})
         out[...] = buf
         return out
-    return _fallback(func, *args, **kwargs)
+    return numpy_fallback(func, *args, **kwargs)
 
 
 def _shuffle_into(func, x, *args, **kwargs) -> None:
     """NumPy's in-place `func` (a shuffle): a lazy `x` is shuffled as a copy written back."""
     if isinstance(x, _Array):
         buf = _np.array(x)
-        _fallback(func, buf, *args, **kwargs)
+        numpy_fallback(func, buf, *args, **kwargs)
         x[...] = buf
         return
     _stats.bump("fallbacks")
@@ -175,7 +175,7 @@ def _new_generator(seed=None) -> Generator:
     return _wrap_generator(_npr.default_rng(seed))
 
 
-default_rng = functools.partial(_fallback, _new_generator)
+default_rng = functools.partial(numpy_fallback, _new_generator)
 default_rng.__name__ = "default_rng"
 default_rng.__doc__ = """Construct a `Generator` (PCG64), as ``numpy.random.default_rng``.
 

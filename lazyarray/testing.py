@@ -31,23 +31,23 @@ def __dir__():
     return sorted(set(globals()) | set(_nt().__all__))
 
 
-def _computed(x):
+def computed_value(x):
     """`x` with every lazy array in it computed (as a NumPy array)."""
     if isinstance(x, _Array):
         return _np.asarray(x)
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # a named tuple
-        return type(x)(*(_computed(y) for y in x))
+        return type(x)(*(computed_value(y) for y in x))
     if isinstance(x, (list, tuple)):
-        return type(x)(_computed(y) for y in x)
+        return type(x)(computed_value(y) for y in x)
     if isinstance(x, dict):
-        return {k: _computed(v) for k, v in x.items()}
+        return {k: computed_value(v) for k, v in x.items()}
     return x
 
 
 def _assertion(name: str):
     def check(*args, **kwargs):
-        return getattr(_nt(), name)(*(_computed(a) for a in args),
-                                    **{k: _computed(v) for k, v in kwargs.items()})
+        return getattr(_nt(), name)(*(computed_value(a) for a in args),
+                                    **{k: computed_value(v) for k, v in kwargs.items()})
 
     check.__name__ = check.__qualname__ = name
     check.__module__ = __name__

@@ -67,7 +67,7 @@ from lazyarray.graph.node import leaf
 from lazyarray.ir import fpstate
 from lazyarray.ir.lower import lower
 from lazyarray.ops.table import OPS
-from lazyarray.runtime import background, diskcache
+from lazyarray.runtime import background, diskcache, dispatch
 
 LEAF, SCALAR = 0, 1
 MAX_OPS = 128  # operations per program: bounds compile time and the recursion of a walk
@@ -395,7 +395,7 @@ _PROPAGATES = frozenset({"add", "subtract", "multiply", "square", "negative", "p
 # calls for float bounds, without its Python wrapper; total: the reduction np.sum calls)
 _NUMPY = {"where": np.where, "clip": np._core.umath.clip, "total": np.add.reduce}
 _PROGRAMS: dict[int, Program] = {}
-_EXT_GET = fpstate._EXTOBJ.get if fpstate._EXTOBJ is not None else (lambda: None)
+EXT_GET = fpstate._EXTOBJ.get if fpstate._EXTOBJ is not None else (lambda: None)
 _EXT_SET = fpstate._EXTOBJ.set if fpstate._EXTOBJ is not None else None
 _trace_kernel_run = stats.trace_kernel_run  # counts one run of a trace's kernel
 
@@ -430,11 +430,10 @@ def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = F
     tiny chain has recurred often enough depends on everything the process ran before."""
     import numba
 
-    from lazyarray.backends import numba_cpu
-
+    cpu = dispatch.numba_cpu()
     source = prog._kernel_source(total=True) if total else prog.source
     key = "t" + hashlib.sha256(source.encode()).hexdigest()[:23]
-    kernel = numba_cpu.compile_kernel(key, source, diskcache.cache_dir(),
+    kernel = cpu.compile_kernel(key, source, diskcache.cache_dir(),
                                       counter="trace_disk_writes")[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
@@ -528,7 +527,7 @@ def _count_run(prog: Program, tr: tuple) -> None:
 
 def _under(ext, fn, *args):
     """`fn(*args)` under NumPy's error state `ext`."""
-    if _EXT_GET() is ext:  # (the usual case: no state to switch)
+    if EXT_GET() is ext:  # (the usual case: no state to switch)
         return fn(*args)
     token = _EXT_SET(ext)
     try:
@@ -679,7 +678,7 @@ def force_large(tr: tuple, attach) -> None:
         _bind_engine()
     r = _REPLAYS.get(_replay_key(tr))
     if r is not None and ((opts := _config_get()) is r.opts or opts == r.opts) \
-            and _EXT_GET() is tr[5] and _TRACING_GET() is None:
+            and EXT_GET() is tr[5] and _TRACING_GET() is None:
         leaves = tr[1]
         _replay(r.module, [leaves[j] for j in r.operands], r.report, attach)
     else:
@@ -706,7 +705,7 @@ def _evaluate_large(tr: tuple, attach) -> None:
     opts = config.get()
     known = _REPLAYS.get(key, _ABSENT)  # (None: not replayable; other options: again)
     capture = (known is _ABSENT or known is not None and known.opts != opts) \
-        and _EXT_GET() is tr[5] and not debug.active()
+        and EXT_GET() is tr[5] and not debug.active()
     if capture:
         module, args = lower([node])
         optimized = engine.optimize(module)

@@ -316,14 +316,14 @@ def fresh_launches():
     """Forget every prepared launch and large-trace replay before and after the block, so
     that launches planned inside it see the layout thresholds a test has patched."""
     from lazyarray import trace_tier
-    from lazyarray.runtime import executor
+    from lazyarray.runtime import launches
 
-    executor._prepared.clear()
+    launches.prepared.clear()
     trace_tier._REPLAYS.clear()
     try:
         yield
     finally:
-        executor._prepared.clear()
+        launches.prepared.clear()
         trace_tier._REPLAYS.clear()
 
 

@@ -14,7 +14,7 @@ import pytest
 
 import lazyarray as la
 from lazyarray.backends import numba_cpu
-from lazyarray.runtime import blas, executor
+from lazyarray.runtime import blas, dispatch
 
 
 def _layouts(x):
@@ -180,8 +180,8 @@ def test_a_small_epilogue_in_place_runs_vectorized_on_one_thread(compiled, monke
         got = np.asarray(_bias_relu(la, la.asarray(a), la.asarray(b), la.asarray(bias)))
         assert np.array_equal(got, _bias_relu(np, a, b, bias))
     assert numba.get_num_threads() == threads
-    small = n * n < executor.VECTOR_MIN
-    assert n * n < executor.PARALLEL_MIN_AFTER_BLAS
+    small = n * n < dispatch.VECTOR_MIN
+    assert n * n < dispatch.PARALLEL_MIN_AFTER_BLAS
     safe = numba_cpu._thread_controls() is not None  # (omp or tbb: not workqueue)
     assert len(calls) == (0 if small or not safe else 2)
 
@@ -217,10 +217,10 @@ def test_kernels_run_on_one_thread_while_blas_workers_may_spin(compiled, monkeyp
     calling thread below PARALLEL_MIN_NEAR_BLAS iterations (parallel workers would wait for
     the cores); in parallel once the window is over. NumPy's values either way."""
     calls = _one_thread_calls(monkeypatch)
-    monkeypatch.setattr(executor, "PAUSE_S", math.inf)  # (no launch counts as after a pause)
+    monkeypatch.setattr(dispatch, "PAUSE_S", math.inf)  # (no launch counts as after a pause)
     safe = numba_cpu._thread_controls() is not None  # (omp or tbb: not workqueue)
     x = np.random.default_rng(7).standard_normal((256, 256))
-    assert executor.PARALLEL_MIN <= x.size < executor.PARALLEL_MIN_NEAR_BLAS
+    assert dispatch.PARALLEL_MIN <= x.size < dispatch.PARALLEL_MIN_NEAR_BLAS
     for spin, on_one in ((3600.0, 2 if safe else 0), (0.0, 0), (3600.0, 2 if safe else 0)):
         monkeypatch.setattr(blas, "SPIN_S", spin)
         product = np.asarray(la.asarray(x) @ la.asarray(x))
@@ -231,8 +231,8 @@ def test_kernels_run_on_one_thread_while_blas_workers_may_spin(compiled, monkeyp
             assert np.array_equal(np.asarray(got), np.maximum(x @ x + 1.0, 0.0) * 0.5 + x)
         assert len(calls) == on_one
     kernel = ("parallel", "serial")
-    assert executor._while_blas_spins("serial", kernel, 1 << 16) is None
-    assert executor._while_blas_spins("parallel", kernel, executor.PARALLEL_MIN_NEAR_BLAS) is None
+    assert dispatch.while_blas_spins("serial", kernel, 1 << 16) is None
+    assert dispatch.while_blas_spins("parallel", kernel, dispatch.PARALLEL_MIN_NEAR_BLAS) is None
 
 
 @pytest.mark.parametrize("value, seconds", [(None, 2.0 ** 28 / 2e9), ("16", 2.0 ** 16 / 2e9),

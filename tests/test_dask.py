@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import lazyarray as la
 from lazyarray.backends import dask_backend
-from lazyarray.showcase import w1, w2, w3, w6, w7
+from lazyarray.tools.workloads import w1, w2, w3, w6, w7
 
 RNG = np.random.default_rng(7)
 V = RNG.uniform(-2, 2, 47)  # chunks of 6: (6, ..., 6, 5)

@@ -71,8 +71,8 @@ def test_cached_operands_are_bounded_and_read_only():
     e = _eager(np.ones(4))
     for k in range(600):
         e * (1.0 + k / 1024)
-    assert len(la_array._F64_CONSTANTS) <= 512
-    assert all(not c.flags.writeable for c in la_array._F64_CONSTANTS.values())
+    assert len(la_array.F64_CONSTANTS) <= 512
+    assert all(not c.flags.writeable for c in la_array.F64_CONSTANTS.values())
 
 
 def test_eager_values_are_always_tiny():
@@ -306,7 +306,7 @@ def test_clip_with_array_bounds(lo, hi, lazy_bounds, threshold):
 
 
 def _paused_launch():
-    """A stand-in prepared launch for `_replay_dispatcher`: its two ways are names."""
+    """A stand-in prepared launch for `dispatch.replay_dispatcher`: its two ways are names."""
     return types.SimpleNamespace(near_blas=False, kernel="parallel", one="one",
                                  paused=[math.inf, math.inf, 0])
 
@@ -314,11 +314,11 @@ def _paused_launch():
 def _picks_after_pauses(p, one: float, parallel: float) -> list[str]:
     """The ways 3 * EXPLORE_EVERY launches of `p`, each after a pause, take, where each
     way's launch takes the given seconds."""
-    from lazyarray.runtime import executor
+    from lazyarray.runtime import dispatch
 
     picks = []
-    for _ in range(3 * executor.EXPLORE_EVERY):
-        way, t0 = executor._replay_dispatcher(p)
+    for _ in range(3 * dispatch.EXPLORE_EVERY):
+        way, t0 = dispatch.replay_dispatcher(p)
         assert t0 is not None
         picks.append(way)
         p.paused[way == "one"] = one if way == "one" else parallel
@@ -330,17 +330,17 @@ def test_replay_after_a_pause_takes_the_way_that_was_faster(monkeypatch):
     After a pause (PAUSE_S: the OpenMP workers may sleep) it runs in parallel the first
     time, on one thread the next, then the way whose last time after a pause was shorter,
     the other way again every EXPLORE_EVERY-th time."""
-    from lazyarray.runtime import executor
+    from lazyarray.runtime import dispatch
 
     p = _paused_launch()
-    monkeypatch.setattr(executor, "_workers_done", math.inf)  # (just now, and then some)
-    assert executor._replay_dispatcher(p) == ("parallel", None)
-    monkeypatch.setattr(executor, "_workers_done", -math.inf)
+    monkeypatch.setattr(dispatch, "_workers_done", math.inf)  # (just now, and then some)
+    assert dispatch.replay_dispatcher(p) == ("parallel", None)
+    monkeypatch.setattr(dispatch, "_workers_done", -math.inf)
     picks = _picks_after_pauses(p, one=1e-4, parallel=2e-4)  # one thread: faster
     assert picks[:2] == ["parallel", "one"]
     assert [k + 1 for k, w in enumerate(picks) if w == "parallel"] == [
-        1, *range(executor.EXPLORE_EVERY, 3 * executor.EXPLORE_EVERY + 1,
-                  executor.EXPLORE_EVERY)]
+        1, *range(dispatch.EXPLORE_EVERY, 3 * dispatch.EXPLORE_EVERY + 1,
+                  dispatch.EXPLORE_EVERY)]
 
 
 def test_long_replay_after_a_pause_stays_parallel(monkeypatch):
@@ -349,15 +349,15 @@ def test_long_replay_after_a_pause_stays_parallel(monkeypatch):
     parallel, ran on one thread every 16th launch, 5.3-5.5 ms, or for runs of launches on a
     noisy machine). When a parallel launch after a pause is short again, one thread is
     tried again."""
-    from lazyarray.runtime import executor
+    from lazyarray.runtime import dispatch
 
     p = _paused_launch()
-    monkeypatch.setattr(executor, "_workers_done", -math.inf)
-    picks = _picks_after_pauses(p, one=executor.PAUSE_LONG_S * 1.5,
-                                parallel=executor.PAUSE_LONG_S)
+    monkeypatch.setattr(dispatch, "_workers_done", -math.inf)
+    picks = _picks_after_pauses(p, one=dispatch.PAUSE_LONG_S * 1.5,
+                                parallel=dispatch.PAUSE_LONG_S)
     assert picks == ["parallel"] * len(picks) and p.paused[1] == math.inf
-    p.paused[0] = executor.PAUSE_LONG_S / 2
-    assert executor._replay_dispatcher(p)[0] == "one"
+    p.paused[0] = dispatch.PAUSE_LONG_S / 2
+    assert dispatch.replay_dispatcher(p)[0] == "one"
 
 
 def test_replays_after_pauses_match_numpy_on_one_thread_and_in_parallel(monkeypatch):
@@ -365,18 +365,18 @@ def test_replays_after_pauses_match_numpy_on_one_thread_and_in_parallel(monkeypa
     NumPy's values each time (under Numba's workqueue layer, which has no one-thread run,
     always in parallel)."""
     from lazyarray.backends import numba_cpu
-    from lazyarray.runtime import blas, executor
+    from lazyarray.runtime import blas, dispatch, executor, launches
 
-    monkeypatch.setattr(executor, "PAUSE_S", 0.0)
-    monkeypatch.setattr(executor, "PAUSE_LONG_S", math.inf)  # (a slow machine: still both)
+    monkeypatch.setattr(dispatch, "PAUSE_S", 0.0)
+    monkeypatch.setattr(dispatch, "PAUSE_LONG_S", math.inf)  # (a slow machine: still both)
     monkeypatch.setattr(blas, "SPIN_S", 0.0)  # (no product's workers spinning either)
-    x = np.random.default_rng(3).standard_normal(executor.PARALLEL_MIN * 2)
+    x = np.random.default_rng(3).standard_normal(dispatch.PARALLEL_MIN * 2)
     lx = la.asarray(x)
     with fresh_launches(), la.options(eager_threshold=0):
         for _ in range(6):
             assert np.array_equal(np.asarray(la.sqrt(lx * lx) * 2.0 - 1.0),
                                   np.sqrt(x * x) * 2.0 - 1.0)
-        (p,) = [p for layouts in executor._prepared.values() for p in layouts.values()]
+        (p,) = [p for layouts in launches.prepared.values() for p in layouts.values()]
         if numba_cpu._thread_controls() is None:
             assert p.one is None and p.paused[2] == 0
         else:
@@ -409,15 +409,15 @@ def test_replayed_reductions_refill_the_partials_they_keep(dtype, op):
     them with the start value again: every run on new values (NaN, inf) gives NumPy's answer,
     and no compile after the first launch (the start values a replay passes as Python numbers
     type as the NumPy scalars did; a float32 one stays a NumPy scalar)."""
-    from lazyarray.runtime import executor
+    from lazyarray.runtime import dispatch, executor, launches
 
-    n = executor.PARALLEL_MIN * 2
+    n = dispatch.PARALLEL_MIN * 2
     with fresh_launches(), la.options(eager_threshold=0):
         spare = before = None
         for run in range(5):
             x = _reduction_input(dtype, run, n)
             assert_like_numpy(getattr(la, op)(la.asarray(x)), getattr(np, op)(x))
-            (p,) = [p for layouts in executor._prepared.values() for p in layouts.values()]
+            (p,) = [p for layouts in launches.prepared.values() for p in layouts.values()]
             assert p.partials and p.keep and len(p.spare) == (run > 0)  # (the first: planned)
             if run > 1:
                 assert all(a is b for a, b in zip(p.spare[0], spare, strict=True))
@@ -438,9 +438,9 @@ def test_replays_read_the_scalars_other_kernels_computed(program):
     maximum) or an element of an operand is replayed as a prepared launch that reads that
     value again at each launch: new values every run, NumPy's answers, no compile after the
     first evaluation and no launch planned afresh."""
-    from lazyarray.runtime import executor
+    from lazyarray.runtime import dispatch, executor, launches
 
-    n = executor.PARALLEL_MIN * 2
+    n = dispatch.PARALLEL_MIN * 2
     with fresh_launches(), la.options(eager_threshold=0):
         before = None
         for run in range(5):
@@ -450,5 +450,5 @@ def test_replays_read_the_scalars_other_kernels_computed(program):
             if run == 1:
                 before = (la.cache_info()["compiles"], la.cache_info()["misses"])
         assert (la.cache_info()["compiles"], la.cache_info()["misses"]) == before
-        reads = [p.reads for layouts in executor._prepared.values() for p in layouts.values()]
+        reads = [p.reads for layouts in launches.prepared.values() for p in layouts.values()]
         assert any(reads)

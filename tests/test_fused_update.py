@@ -110,7 +110,7 @@ def _from_other(a, b):
     a[1:-1] = b[1:-1] * 2 + 1
 
 
-def _whole(a, b):
+def eager_whole(a, b):
     a[...] = a * 2 + b
 
 
@@ -136,7 +136,7 @@ CASES = {
     "reverse_plain": (_reverse_plain, (999,)), "negative_steps": (_negative_steps, (1000,)),
     "overlap": (_overlap, (1000,)), "transposed": (_transposed, (30, 40)),
     "every_other": (_scale_every_other, (1001,)), "from_other": (_from_other, (1000,)),
-    "whole": (_whole, (30, 40)), "broadcast_row": (_broadcast_row, (30, 40)),
+    "whole": (eager_whole, (30, 40)), "broadcast_row": (_broadcast_row, (30, 40)),
     "column": (_column, (30, 40)), "steps_3d": (_steps_3d, (6, 5, 10)),
     "recurrence_step": (_recurrence_step, (100,)),
 }

@@ -256,7 +256,7 @@ def test_a_chain_whose_later_write_reads_the_new_version_fills_it_first(compiled
 
 def test_covering_updates_needs_disjoint_boxes():
     """Two writes of the same half do not tile the base even though their sizes add up."""
-    from lazyarray.runtime.executor import _tiles
+    from lazyarray.runtime.buffers import _tiles
 
     assert _tiles([[(0, 1, 2), (0, 1, 3)], [(2, 1, 2), (0, 1, 3)]], (4, 3))
     assert not _tiles([[(0, 1, 2), (0, 1, 3)], [(0, 1, 2), (0, 1, 3)]], (4, 3))

@@ -556,7 +556,7 @@ def test_column_sum_row_lanes_order(compiled, shape):
     (4 lanes for rows narrower than LANES_BELOW, else 1), then the partial rows added in
     order: bit for bit, so it does not depend on the thread count."""
     from lazyarray.codegen.body import LANES_BELOW, ROW_LANES
-    from lazyarray.runtime.executor import _nchunks
+    from lazyarray.runtime.buffers import _nchunks
 
     x = np.random.default_rng(4).uniform(-3, 3, shape)
     got = np.asarray(la.asarray(x).sum(axis=0))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lazyarray.showcase import CaseResult, ImplResult, _plot
+from lazyarray.tools.showcase_report import CaseResult, ImplResult, plot as _plot
 
 pytest.importorskip("matplotlib")  # optional: the bench extra, not the test extra
 

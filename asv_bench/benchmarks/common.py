@@ -4,7 +4,7 @@ Nothing here runs lazyarray code at import time: asv imports the benchmark modul
 server process and forks one child per benchmark, and an OpenMP thread pool started
 before a fork does not survive it.
 
-The workload bodies are repeated here (not imported from ``lazyarray.showcase``) so the
+The workload bodies are repeated here (not imported from ``lazyarray.tools.workloads``) so the
 benchmarks stay the same when asv measures older or newer commits of the package.
 """
 

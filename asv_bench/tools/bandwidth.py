@@ -15,7 +15,7 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from lazyarray import showcase
+from lazyarray.tools import workloads
 
 
 @njit(parallel=True)
@@ -32,7 +32,7 @@ def main() -> None:
     n = args.n
     a, b, c = np.empty(n), np.random.rand(n), np.random.rand(n)
     cases = {"triad": (lambda: triad(a, b, c, 3.0), 24 * n),
-             "two-array read": (showcase._numba_kernels()["W2"](b, c), 16 * n)}
+             "two-array read": (workloads.numba_kernels()["W2"](b, c), 16 * n)}
     for name, (f, nbytes) in cases.items():
         f()
         ts = []

@@ -18,14 +18,14 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray import showcase
+from lazyarray.tools import workloads
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
 
 def main() -> None:
     name, wl, inputs, lazy, rounds = workload_args(__doc__, 800)
     calls = {"lazyarray": lambda: np.asarray(wl.body(la, *lazy)),
-             "loop": showcase._numba_kernels()[name](*inputs)}
+             "loop": workloads.numba_kernels()[name](*inputs)}
     for f in calls.values():  # compile, remember the replay, warm
         for _ in range(5):
             f()

@@ -14,7 +14,7 @@ import lazyarray as la
 from lazyarray.backends import numba_cpu
 from lazyarray.graph.node import toposort
 from lazyarray.ir.lower import lower
-from lazyarray.runtime import diskcache, executor
+from lazyarray.runtime import buffers, diskcache, executor, kernels
 from lazyarray.codegen.layout import plan
 
 n = 10_000_000
@@ -58,7 +58,7 @@ with la.options(eager_threshold=0):
         fusion = next(i for i in opt.instrs if i.opcode == "fusion")
         vals = [args[opt.instrs[o].attr("index")] if opt.instrs[o].opcode == "parameter" else opt.instrs[o].value for o in fusion.operands]
         launch = plan(fusion.value, vals)
-        entry, _ = executor._entry(fusion.value, launch)
+        entry, _ = kernels.kernel_entry(fusion.value, launch)
         srcs = {"checked": entry.source, "plain": strip(entry.source)}
         kers = {}
         for v, src in srcs.items():
@@ -66,7 +66,7 @@ with la.options(eager_threshold=0):
         best = {v: 1e9 for v in kers}
         for r in range(rounds):
             for v, kern in kers.items():
-                results, head, tail = executor._kernel_args(fusion.value, launch)
+                results, head, tail = buffers.kernel_args(fusion.value, launch)
                 argl = [*head, *launch.arrays, *tail]
                 t0 = time.perf_counter(); kern(*argl); dt = time.perf_counter() - t0
                 if r: best[v] = min(best[v], dt)

@@ -20,7 +20,8 @@ import os
 import numpy as np
 
 import lazyarray as la
-from lazyarray import engine, showcase
+from lazyarray import engine
+from lazyarray.tools import workloads
 from lazyarray import passes
 from lazyarray.passes import moments
 from stream_ab import _launches, alternate  # (sibling scripts: run from the repository root)
@@ -48,7 +49,7 @@ def main() -> None:
         def loop():
             return getattr(inputs[0], stat)(axis=0)
     else:
-        loop = showcase._numba_kernels()[name](*inputs)
+        loop = workloads.numba_kernels()[name](*inputs)
     loop()
     print(f"kernels: {len(two)} without the moments fusion, {len(one)} with it")
     last = "numpy" if stat else "loop"

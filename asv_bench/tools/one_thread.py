@@ -16,7 +16,7 @@ import numpy as np
 
 import lazyarray as la
 from lazyarray.backends import numba_cpu
-from lazyarray.runtime import executor
+from lazyarray.runtime import executor, kernels
 
 
 def best(f, args, rounds, calls=500):
@@ -37,7 +37,7 @@ def main(rounds: int) -> None:
         X, r = rng.standard_normal((m, m)), rng.standard_normal(m)
         with la.options(eager_threshold=0):
             np.asarray(la.maximum(la.asarray(X) + la.asarray(r), 0))
-        parallel, serial = next(e for e in reversed(executor._cache.values())
+        parallel, serial = next(e for e in reversed(kernels.cache.values())
                                 if e.kernel is not None).kernel
         one = numba_cpu.one_thread(parallel) or serial
         r.setflags(write=False)

@@ -47,7 +47,7 @@ def distance(x, y):
 
 
 def long_kernel() -> None:
-    from lazyarray.runtime import executor
+    from lazyarray.runtime import launches
 
     r = np.random.default_rng(0)
     x, y = r.standard_normal(10**7), r.standard_normal(10**7)
@@ -62,7 +62,7 @@ def long_kernel() -> None:
             t0 = time.perf_counter()
             f()
             times[k].append(time.perf_counter() - t0)
-    (p,) = [p for layouts in executor._prepared.values() for p in layouts.values()
+    (p,) = [p for layouts in launches.prepared.values() for p in layouts.values()
             if p.paused is not None and p.paused[2]]
     ones = "; none ran on one thread" if p.paused[1] == math.inf else (
         "; some ran on one thread (its last took %.2f ms)" % (p.paused[1] * 1e3))

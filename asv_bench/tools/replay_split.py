@@ -19,7 +19,7 @@ import numpy as np
 
 import lazyarray as la
 from lazyarray import engine, trace_tier
-from lazyarray.runtime import executor, pool
+from lazyarray.runtime import executor, launches, pool
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
 # (module, name): where the caller looks the stage up
@@ -57,7 +57,7 @@ def main() -> None:
     marks: dict[str, float] = {}
     for module, name in STAGES:
         _mark_entry(module, name, marks)
-    for prepared in executor._prepared.values():
+    for prepared in launches.prepared.values():
         for p in prepared.values():
             p.kernel = _Marked(p.kernel, marks)
     order = ["recorded", "force_large", "_replay", "launch_prepared", "empty", "kernel call",

@@ -17,15 +17,16 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray import showcase, trace_tier
+from lazyarray import trace_tier
+from lazyarray.tools import workloads
 from lazyarray.codegen import layout
-from lazyarray.runtime import executor
+from lazyarray.runtime import executor, launches
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
 
 def _launches(call) -> list:
     """(kernel, arguments) of each kernel one call of `call` launches (after warming up)."""
-    executor._prepared.clear()
+    launches.prepared.clear()
     trace_tier._REPLAYS.clear()
     for _ in range(3):
         call()
@@ -42,7 +43,7 @@ def _launches(call) -> list:
             return self.kernel(*args)
 
     wrapped = set()  # (a launch remembered under two layouts is wrapped once)
-    for prepared in executor._prepared.values():
+    for prepared in launches.prepared.values():
         for p in prepared.values():
             if id(p) not in wrapped:
                 wrapped.add(id(p))
@@ -75,7 +76,7 @@ def main() -> None:
     plain = _launches(call)
     layout.STREAM_MIN_BYTES = default
     stream = _launches(call)
-    loop = showcase._numba_kernels()[name](*inputs)
+    loop = workloads.numba_kernels()[name](*inputs)
     loop()
     med = alternate({"plain": lambda: [k(*a) for k, a in plain],
                      "stream": lambda: [k(*a) for k, a in stream], "loop": loop}, rounds)

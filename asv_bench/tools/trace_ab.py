@@ -16,7 +16,7 @@ import timeit
 import numpy as np
 
 import lazyarray as la
-from lazyarray.showcase import w1, w2, w7, w8, w9
+from lazyarray.tools.workloads import w1, w2, w7, w8, w9
 
 
 def main() -> None:

@@ -15,18 +15,18 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray import showcase
+from lazyarray.tools import workloads
 
 
 def workload_args(doc: str, rounds: int):
     """(workload name, the showcase Workload, its NumPy inputs, the same as lazyarray arrays,
     rounds) from the command line `WORKLOAD SIZE [--rounds N]`."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
-    ap.add_argument("workload", choices=sorted(showcase.WORKLOADS))
+    ap.add_argument("workload", choices=sorted(workloads.WORKLOADS))
     ap.add_argument("size", type=float, help="as the showcase sizes it (n, rows or side)")
     ap.add_argument("--rounds", type=int, default=rounds)
     args = ap.parse_args()
-    wl = showcase.WORKLOADS[args.workload]
+    wl = workloads.WORKLOADS[args.workload]
     inputs = wl.inputs(int(args.size))
     return args.workload, wl, inputs, [la.asarray(a) for a in inputs], args.rounds
 
@@ -34,7 +34,7 @@ def workload_args(doc: str, rounds: int):
 def main() -> None:
     name, wl, inputs, lazy, rounds = workload_args(__doc__, 30)
     calls = {"lazyarray": lambda: np.asarray(wl.body(la, *lazy)),
-             "numba": showcase._numba_kernels()[name](*inputs)}
+             "numba": workloads.numba_kernels()[name](*inputs)}
     for f in calls.values():  # compile, then warm
         f()
         f()

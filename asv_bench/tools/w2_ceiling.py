@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray import showcase
-from lazyarray.runtime import executor
+from lazyarray.tools import workloads
+from lazyarray.runtime import executor, launches
 
 
 def _best(f, reps: int, rounds: int = 9) -> float:
@@ -36,14 +36,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=40)
     args = ap.parse_args()
-    wl = showcase.WORKLOADS["W2"]
+    wl = workloads.WORKLOADS["W2"]
     x, y = wl.inputs(10**7)
     lx, ly = la.asarray(x), la.asarray(y)
     call = lambda: np.asarray(wl.body(la, lx, ly))  # noqa: E731
     for _ in range(3):  # compile, remember the replay, prepare its launch
         call()
-    (p,) = [p for layouts in executor._prepared.values() for p in layouts.values()]
-    loop = showcase._numba_kernels()["W2"]
+    (p,) = [p for layouts in launches.prepared.values() for p in layouts.values()]
+    loop = workloads.numba_kernels()["W2"]
 
     def kernel_of(a, b):
         out = np.empty(1)

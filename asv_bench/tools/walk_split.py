@@ -17,8 +17,9 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray import engine, showcase, trace_tier
-from lazyarray.runtime import executor
+from lazyarray import engine, trace_tier
+from lazyarray.tools import workloads
+from lazyarray.runtime import executor, launches
 from vs_ideal import workload_args  # (a sibling script: run from the repository root)
 
 # (module, name where the caller looks it up, label)
@@ -63,12 +64,12 @@ def main() -> None:
     def call():
         return np.asarray(wl.body(la, *lazy))
 
-    loop = showcase._numba_kernels()[name](*inputs)
+    loop = workloads.numba_kernels()[name](*inputs)
     for _ in range(3):  # compile, then warm
         call()
         loop()
     spent: list[float] = []
-    for prepared in executor._prepared.values():
+    for prepared in launches.prepared.values():
         for p in prepared.values():
             p.kernel = _Timed(p.kernel, spent)
     total, kernels, ideal = [], [], []

@@ -45,7 +45,7 @@ from lazyarray.ir.interpret import apply_movement, evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ops.table import REDUCTIONS, reduce_init
 from lazyarray.passes import DEVICE_PIPELINE, optimize
-from lazyarray.runtime import executor
+from lazyarray.runtime import executor, kernels
 from lazyarray.runtime.executor import run_fusion
 from lazyarray.codegen.layout import load_points
 
@@ -474,8 +474,8 @@ def kernel_builds() -> dict[str, int]:
     """Per kernel key, how many times this process built it (compiled or loaded from disk):
     the dispatchers' specializations. `Client.run(kernel_builds)` asks every worker."""
 
-    with executor._cache_lock:
-        entries = list(executor._cache.values())
+    with kernels.cache_lock:
+        entries = list(kernels.cache.values())
     return {e.key: sum(len(k.overloads) for k in e.kernel) for e in entries
             if e.kernel is not None}
 

@@ -35,7 +35,7 @@ from numba import cuda
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray import stats
-from lazyarray.backends import Backend
+from lazyarray.backends import Backend, cuda_scalar
 from lazyarray.backends.numba_cpu import import_source
 from lazyarray.codegen import cuda as cg
 from lazyarray.graph import node as graph_node
@@ -240,8 +240,6 @@ def _entry(k: tuple, make) -> tuple[Entry, bool]:
 @functools.lru_cache(maxsize=1)
 def _helpers_hash() -> str:
     """The device functions kernels call: Numba's cache does not see changes in them."""
-    from lazyarray.backends import cuda_scalar
-
     with open(cuda_scalar.__file__, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()[:8]
 

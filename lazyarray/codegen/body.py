@@ -49,7 +49,7 @@ def check_supported(comp: Module) -> None:
             raise Unsupported(f"{ins.opcode} on complex")
 
 
-# Math with a vectorizable fast path for all but a few arguments (backends/numba_scalar.py):
+# Math with a vectorizable fast path for all but a few arguments (backends/numba_trig.py and kin):
 # `_h.sin(x)` is right for every x but branches to libm above `TRIG_BIG`, which stops LLVM
 # from vectorizing the loop around it; `_h.sin_fast(x)` never branches and is right for
 # |x| <= TRIG_BIG. Hot loops compute these in blocks (`vector_block`): the fast forms over a

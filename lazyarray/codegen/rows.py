@@ -25,7 +25,7 @@ from lazyarray.codegen.body import (VECTOR_MATH, ancestors, loop_body, expr_of, 
                                     vector_combine)
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ops.table import REDUCTIONS
-from lazyarray.passes.fusion import _cheap
+from lazyarray.passes.fusion import is_cheap
 from lazyarray.codegen.layout import Spec
 
 
@@ -63,7 +63,7 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
         for i in need:
             first.setdefault(i, n)
     scratch = {i for n, need in enumerate(raw) for i in need
-               if first[i] < n and not _cheap(comp.instrs[i])}
+               if first[i] < n and not is_cheap(comp.instrs[i])}
     idx = ["i0", "i1"]
     out_at = {o: k for k, o in full_outs}
     lines = [f"scr{i} = np.empty(n1, {np_type(comp.instrs[i].dtype)})" for i in sorted(scratch)]

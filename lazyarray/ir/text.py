@@ -47,7 +47,7 @@ def _value_str(v: np.ndarray) -> str:
     return repr(x)
 
 
-def _attr_str(k: str, v) -> str:
+def attr_str(k: str, v) -> str:
     if k == "slices":
         return "slice={" + ", ".join(f"[{a}:{b}:{c}]" for a, b, c in v) + "}"
     if isinstance(v, tuple):
@@ -84,7 +84,7 @@ def _instr_str(i: int, ins: Instr, outputs, masked: bool, fusion_names: dict) ->
         t = type_str(ins.shape, ins.dtype, masked)
     if masked and (ins.opcode in MOVEMENT or ins.opcode == "update"):
         attrs = []  # views and written regions are NumPy strides at launch: not in the kernel
-    tail = "".join(", " + _attr_str(k, v) for k, v in attrs)
+    tail = "".join(", " + attr_str(k, v) for k, v in attrs)
     root = "ROOT " if outputs == (i,) else ""
     return f"  {root}%{i} = {t} {opcode}({ops}){tail}"
 

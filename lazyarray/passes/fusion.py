@@ -58,7 +58,7 @@ REASONS = {
 }
 
 
-def _cheap(ins: Instr) -> bool:
+def is_cheap(ins: Instr) -> bool:
     if ins.opcode == "gather":  # random reads: computed once, not per consumer kernel
         return False
     return ins.opcode not in OPS or OPS[ins.opcode].cost is Cost.CHEAP
@@ -136,7 +136,7 @@ def assign_groups(m: Module) -> list[Group]:
                                       and m.instrs[u].operands[0] == i for u in users[i]) else
                       "library" if viewed or not ugroups else "max_size")
             new_group("loop", i, reason)
-        elif len(ugroups) == 1 or _cheap(ins):
+        elif len(ugroups) == 1 or is_cheap(ins):
             for g in ugroups:
                 groups[g].members.add(i)
             member_of[i] |= ugroups
@@ -194,7 +194,7 @@ def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
                     or _reaches(groups, b, a)):
                 continue
             ga.roots += gb.roots
-            ga.reason = _join(ga.reason, gb.reason)
+            ga.reason = join_reasons(ga.reason, gb.reason)
             ga.members |= gb.members
             ga.bases |= gb.bases
             ga.deps |= gb.deps
@@ -253,7 +253,7 @@ def merge_epilogues(m: Module, groups: list[Group | None]) -> list[Group | None]
         r.roots = g.roots + keep
         # an epilogue read back through a broadcast/view still ends at its reduction
         ends = "reduction" if g.reason == "view" else g.reason
-        r.reason = _join(ends, r.reason) if keep else ends
+        r.reason = join_reasons(ends, r.reason) if keep else ends
         r.members |= g.members
         r.bases = (r.bases | g.bases) - set(r.members) - set(r.roots)
         groups[k] = None
@@ -266,7 +266,7 @@ def merge_epilogues(m: Module, groups: list[Group | None]) -> list[Group | None]
     return groups
 
 
-def _join(a: str, b: str) -> str:
+def join_reasons(a: str, b: str) -> str:
     """Reasons of merged fusions, each once: "output+view"."""
     parts = a.split("+")
     return "+".join(parts + [x for x in b.split("+") if x not in parts])

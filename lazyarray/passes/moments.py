@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass
 
 from lazyarray.ir.hlo import MOVEMENT, REDUCE_LIKE, Builder, Instr, Module
-from lazyarray.passes.fusion import _join
+from lazyarray.passes.fusion import join_reasons
 
 MAX_COLS = 256  # kept elements: partials per block stay a small fraction of X
 # (and at least two: a full reduction keeps its two kernels, whose four accumulators per
@@ -223,7 +223,7 @@ def _merge(m: Module, f1: int, out: int, jx: int, f2: int) -> Module:
             keep1.append(n)
     outs = [local1[a.value.outputs[n]] for n in keep1] + [local2[o] for o in b2.value.outputs]
     comp = b.build(outs, "fused_moments")
-    reason = _join(a.attr("reason", ""), b2.attr("reason", ""))
+    reason = join_reasons(a.attr("reason", ""), b2.attr("reason", ""))
     nb = Builder()
     new: dict[int, int] = {}
     at: dict[tuple[int, int], int] = {}  # (old fusion, output) -> new top-level id

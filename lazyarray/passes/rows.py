@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from lazyarray.ir.hlo import MOVEMENT, Builder, Instr, Module
-from lazyarray.passes.fusion import MAX_FUSION, _join
+from lazyarray.passes.fusion import MAX_FUSION, join_reasons
 
 ROW_MAX = 1 << 15  # elements per row: a row and its scratch copies stay in the L2 cache
 ROWS_MIN = 8  # rows: fewer leave threads idle (the unfused kernels split the columns)
@@ -209,7 +209,7 @@ def _merge(m: Module, members: list[int]) -> Module:
     reason = ""  # the kernel ends where the members whose results leave it ended
     for f in dict.fromkeys(src[0] for src in roots):
         why = m.instrs[f].attr("reason", "")
-        reason = _join(reason, why) if reason else why
+        reason = join_reasons(reason, why) if reason else why
     return _rebuild(m, members, inside, result, roots, comp, outer_ops, reason)
 
 

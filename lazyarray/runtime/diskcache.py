@@ -19,6 +19,7 @@ import tempfile
 import numpy as np
 
 from lazyarray import config
+from lazyarray.backends import vector_width
 from lazyarray.codegen.cpu import CODEGEN_VERSION
 from lazyarray.version import __version__
 
@@ -26,6 +27,11 @@ log = logging.getLogger("lazyarray")
 
 MAX_KERNELS = 4096  # least recently used kernels beyond this are evicted
 PREFIX = "lazyarray_kernel_"
+# The modules of the scalar helpers kernels call (`numba_scalar` imports the others): the tag
+# hashes their source in this order. A new helper module belongs here.
+HELPER_MODULES = ("lazyarray.backends.numba_scalar", "lazyarray.backends.numba_fp",
+                  "lazyarray.backends.numba_exp", "lazyarray.backends.numba_log",
+                  "lazyarray.backends.numba_trig", "lazyarray.backends.numba_loops")
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,11 +45,11 @@ def version_tag() -> str:
 
     # read, not imported: importing Numba here would cost a first call ~0.5 s
     numba_version, llvmlite_version = _dist_version("numba"), _dist_version("llvmlite")
-    helpers_path = importlib.util.find_spec("lazyarray.backends.numba_scalar").origin
-    with open(helpers_path, "rb") as f:
-        helpers = hashlib.sha256(f.read()).hexdigest()[:8]
-    from lazyarray.backends import vector_width
-
+    digest = hashlib.sha256()
+    for name in HELPER_MODULES:  # (a change in any one of them changes the tag)
+        with open(importlib.util.find_spec(name).origin, "rb") as f:
+            digest.update(hashlib.sha256(f.read()).digest())
+    helpers = digest.hexdigest()[:8]
     wide = "-v512" if vector_width.enabled() else ""
     return (f"lazyarray-{__version__}-numba{numba_version}-llvmlite{llvmlite_version}"
             f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}{wide}")

@@ -18,9 +18,9 @@ holds none, so CPython's reference counts *are* the reader counts: exact, with d
 already gone, with no registry of weak references to keep in step. This module holds the
 one test, asked by every path that writes outside an evaluation (the eager tier's writes in
 `array.py`); an evaluation asks the same question of its inputs (`engine._sole_buffers`,
-with this module's probe counts) and of its own buffers (`executor._donatable`: no later
+with this module's probe counts) and of its own buffers (`buffers.donatable`: no later
 instruction reads the old version), and then whether the kernel reads the old buffer only
-at the element it stores (`executor._hazard`). Where the rule says no, the write copies;
+at the element it stores (`buffers.hazard`). Where the rule says no, the write copies;
 `explain()` says which writes ran in place and why the others did not.
 """
 

@@ -25,6 +25,8 @@ import warnings
 
 import numpy as np
 
+import lazyarray as la
+
 
 def _programs(rng):
     """(name, NumPy inputs, function of a namespace) for the smoke checks."""
@@ -166,7 +168,7 @@ def benchmarks(la, quick: bool) -> list[dict]:
 
 
 def run_tests() -> int:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
     env = dict(os.environ, LAZYARRAY_TEST_BACKEND="cuda", HYPOTHESIS_PROFILE="sim",
                LAZYARRAY_CUDA_STRICT="1")
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "tests/cuda", "tests/test_reductions.py",
@@ -177,8 +179,6 @@ def run_tests() -> int:
 
 def main(args: list[str]) -> int:
     from numba import cuda
-
-    import lazyarray as la
 
     quick, with_tests = "--quick" in args, "--tests" in args
     out = args[args.index("--json") + 1] if "--json" in args else None

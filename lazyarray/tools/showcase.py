@@ -1,18 +1,19 @@
 """Side-by-side benchmark runner: NumPy, lazyarray and the peers.
 
-Run it as ``python -m lazyarray bench`` (or ``python -m lazyarray.showcase``)::
+Run it as ``python -m lazyarray bench`` (or ``python -m lazyarray.tools.showcase``)::
 
     python -m lazyarray bench                  # every workload, every size (about 3 minutes)
     python -m lazyarray bench --quick          # smallest sizes, few rounds (CI smoke test)
     python -m lazyarray bench --workloads W1,W4 --sizes large --json out.json
 
-Each workload is ONE function body written against an array namespace ``xp``; it is run
-with ``xp=numpy``, with ``xp=lazyarray`` (the timed call ends with ``np.asarray(result)``,
-so the work really happens) and, when JAX is importable, under ``jax.jit`` with
-``xp=jax.numpy`` (x64 enabled). numexpr runs the same expression where it can be written
-as a numexpr string (partly, with NumPy doing the reductions, where marked ``*``), and a
-hand-written ``numba.njit(parallel=True)`` loop writing into a preallocated, reused output
-is the "ideal" column.
+Each workload (``lazyarray.tools.workloads``) is ONE function body written against an array
+namespace ``xp``; it is run with ``xp=numpy``, with ``xp=lazyarray`` (the timed call ends
+with ``np.asarray(result)``, so the work really happens) and, when JAX is importable, under
+``jax.jit`` with ``xp=jax.numpy`` (x64 enabled). numexpr runs the same expression where it
+can be written as a numexpr string (partly, with NumPy doing the reductions, where marked
+``*``), and a hand-written ``numba.njit(parallel=True)`` loop writing into a preallocated,
+reused output is the "ideal" column. The table, the JSON document and the chart are drawn
+by ``lazyarray.tools.showcase_report``.
 
 Methodology (docs/benchmarks.md): every implementation is
 warmed up first (compiles are excluded from the timings; lazyarray's first call is reported
@@ -41,385 +42,16 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+from lazyarray.tools.showcase_report import (IMPLS, LEGEND, CaseResult, ImplResult, format_table,
+                                             header, json_document, plot)
+from lazyarray.tools.workloads import WORKLOADS, Workload, numba_kernels
 from lazyarray.trace_tier import PROMOTE
 
 __all__ = ["main", "WORKLOADS"]
-
-# --------------------------------------------------------------------------------------
-# The workloads: one body each, written against the array namespace ``xp``.
-# --------------------------------------------------------------------------------------
-
-
-def w1(xp, a, b, c, d, e):
-    return a * b + c * d - xp.sin(e)
-
-
-def w2(xp, x, y):
-    return xp.sqrt(xp.sum((x - y) ** 2))
-
-
-def w3(xp, x):
-    e = xp.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def w4(xp, x, y):
-    return xp.exp(-((x[:, None] - y[None, :]) ** 2)).sum(axis=1)
-
-
-def w5(xp, A, B, bias):
-    return xp.maximum(A @ B + bias, 0)
-
-
-def w6(xp, X):
-    return (X - X.mean(axis=0)) / X.std(axis=0)
-
-
-def w7(xp, A):
-    return 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
-
-
-def w8(xp, x):
-    return xp.where(x > 0.5, x * 2, xp.clip(x, 0.1, 0.3))
-
-
-W9_STEPS = 25  # 4 elementwise ops per step: 100 ops in all
-
-
-def w9(xp, x):
-    for _ in range(W9_STEPS):
-        x = xp.sin(x * 1.01 + 0.1) - 0.05
-    return x
-
-
-# --------------------------------------------------------------------------------------
-# Seeded inputs
-# --------------------------------------------------------------------------------------
-
-
-def _rng(name: str, size: int) -> np.random.Generator:
-    return np.random.default_rng([int(name[1:]), int(size)])
-
-
-def _in_w1(n):
-    r = _rng("W1", n)
-    return tuple(r.uniform(-1.0, 1.0, n) for _ in range(5))
-
-
-def _in_w2(n):
-    r = _rng("W2", n)
-    return r.standard_normal(n), r.standard_normal(n)
-
-
-def _in_w3(rows):
-    return (_rng("W3", rows).standard_normal((rows, 1000)) * 3.0,)
-
-
-def _in_w4(n):
-    r = _rng("W4", n)
-    return r.uniform(-3.0, 3.0, n), r.uniform(-3.0, 3.0, 1000)
-
-
-def _in_w5(n):
-    r = _rng("W5", n)
-    return r.standard_normal((n, n)), r.standard_normal((n, n)), r.standard_normal(n)
-
-
-def _in_w6(n):
-    r = _rng("W6", n)
-    return (r.standard_normal((n, 8)) * np.arange(1.0, 9.0) + np.arange(8.0),)
-
-
-def _in_w7(n):
-    return (_rng("W7", n).random((n, n)),)
-
-
-def _in_w8(n):
-    return (_rng("W8", n).random(n),)
-
-
-def _in_w9(n):
-    return (_rng("W9", n).random(n),)
-
-
-# --------------------------------------------------------------------------------------
-# numexpr versions (None: not expressible). ``partial`` ones let NumPy do reductions.
-# --------------------------------------------------------------------------------------
-
-
-def _w9_numexpr_string() -> str:
-    s = "x"
-    for _ in range(W9_STEPS):
-        s = f"(sin({s} * 1.01 + 0.1) - 0.05)"
-    return s
-
-
-_W9_NE = _w9_numexpr_string()
-
-
-def _ne_w1(ne, a, b, c, d, e):
-    return ne.evaluate("a * b + c * d - sin(e)")
-
-
-def _ne_w2(ne, x, y):
-    return np.sqrt(ne.evaluate("sum((x - y) ** 2)"))
-
-
-def _ne_w3(ne, x):  # partial: NumPy max / sum
-    m = x.max(axis=1, keepdims=True)
-    e = ne.evaluate("exp(x - m)")
-    s = e.sum(axis=1, keepdims=True)
-    return ne.evaluate("e / s")
-
-
-def _ne_w4(ne, x, y):
-    xc = x[:, None]
-    yr = y[None, :]
-    return ne.evaluate("sum(exp(-(xc - yr) ** 2), axis=1)")
-
-
-def _ne_w6(ne, X):  # partial: NumPy mean / std
-    m = X.mean(axis=0)
-    s = X.std(axis=0)
-    return ne.evaluate("(X - m) / s")
-
-
-def _ne_w7(ne, A):
-    c, w, e, s, n = A[1:-1, 1:-1], A[1:-1, :-2], A[1:-1, 2:], A[2:, 1:-1], A[:-2, 1:-1]
-    return ne.evaluate("0.2 * ((((c + w) + e) + s) + n)")
-
-
-def _ne_w8(ne, x):
-    return ne.evaluate("where(x > 0.5, x * 2, where(x < 0.1, 0.1, where(x > 0.3, 0.3, x)))")
-
-
-def _ne_w9(ne, x):
-    return ne.evaluate(_W9_NE)
-
-
-# --------------------------------------------------------------------------------------
-# Hand-written Numba loops: the "ideal" column. Built on first use, AFTER lazyarray has
-# been imported (lazyarray chooses Numba's threading settings before Numba loads).
-# Each factory takes the NumPy inputs and returns a zero-argument callable; outputs are
-# allocated by NumPy once and reused by every call.
-# --------------------------------------------------------------------------------------
-
-_NB: dict[str, Any] | None = None
-
-
-def _numba_kernels() -> dict[str, Any]:
-    global _NB
-    if _NB is not None:
-        return _NB
-    from numba import njit, prange
-
-    @njit(parallel=True)
-    def k1(a, b, c, d, e, out):
-        for i in prange(a.shape[0]):
-            out[i] = a[i] * b[i] + c[i] * d[i] - np.sin(e[i])
-
-    @njit(parallel=True)
-    def k2(x, y):
-        s = 0.0
-        for i in prange(x.shape[0]):
-            t = x[i] - y[i]
-            s += t * t
-        return np.sqrt(s)
-
-    @njit(parallel=True)
-    def k3(x, out):
-        n, m = x.shape
-        for i in prange(n):
-            mx = x[i, 0]
-            for j in range(1, m):
-                mx = max(mx, x[i, j])
-            s = 0.0
-            for j in range(m):
-                t = np.exp(x[i, j] - mx)
-                out[i, j] = t
-                s += t
-            for j in range(m):
-                out[i, j] = out[i, j] / s
-
-    @njit(parallel=True)
-    def k4(x, y, out):
-        for i in prange(x.shape[0]):
-            xi = x[i]
-            acc = 0.0
-            for j in range(y.shape[0]):
-                d = xi - y[j]
-                acc += np.exp(-(d * d))
-            out[i] = acc
-
-    @njit(parallel=True)
-    def k5_bias_relu(C, bias):
-        for i in prange(C.shape[0]):
-            for j in range(C.shape[1]):
-                v = C[i, j] + bias[j]
-                C[i, j] = v if v > 0.0 else 0.0
-
-    @njit(parallel=True)
-    def k6(X, out):
-        n, k = X.shape
-        nch = max(1, min(n, 64))
-        part = np.zeros((nch, k))
-        for c in prange(nch):
-            for i in range(c * n // nch, (c + 1) * n // nch):
-                for j in range(k):
-                    part[c, j] += X[i, j]
-        mean = np.zeros(k)
-        for c in range(nch):
-            for j in range(k):
-                mean[j] += part[c, j]
-        for j in range(k):
-            mean[j] /= n
-        part2 = np.zeros((nch, k))
-        for c in prange(nch):
-            for i in range(c * n // nch, (c + 1) * n // nch):
-                for j in range(k):
-                    t = X[i, j] - mean[j]
-                    part2[c, j] += t * t
-        std = np.zeros(k)
-        for c in range(nch):
-            for j in range(k):
-                std[j] += part2[c, j]
-        for j in range(k):
-            std[j] = np.sqrt(std[j] / n)
-        for i in prange(n):
-            for j in range(k):
-                out[i, j] = (X[i, j] - mean[j]) / std[j]
-
-    @njit(parallel=True)
-    def k7(A, out):
-        n, m = A.shape
-        for i in prange(1, n - 1):
-            for j in range(1, m - 1):
-                out[i - 1, j - 1] = 0.2 * (
-                    A[i, j] + A[i, j - 1] + A[i, j + 1] + A[i + 1, j] + A[i - 1, j]
-                )
-
-    @njit(parallel=True)
-    def k8(x, out):
-        for i in prange(x.shape[0]):
-            v = x[i]
-            if v > 0.5:
-                out[i] = v * 2.0
-            else:
-                out[i] = min(max(v, 0.1), 0.3)
-
-    # 10 elements: a parallel region would cost more than the work (PERFORMANCE.md),
-    # so the ideal loop for W9 is serial.
-    @njit
-    def k9(x, out, steps):
-        for i in range(x.shape[0]):
-            v = x[i]
-            for _ in range(steps):
-                v = np.sin(v * 1.01 + 0.1) - 0.05
-            out[i] = v
-
-    def f1(a, b, c, d, e):
-        out = np.empty_like(a)
-        return lambda: (k1(a, b, c, d, e, out), out)[1]
-
-    def f2(x, y):
-        return lambda: k2(x, y)
-
-    def f3(x):
-        out = np.empty_like(x)
-        return lambda: (k3(x, out), out)[1]
-
-    def f4(x, y):
-        out = np.empty_like(x)
-        return lambda: (k4(x, y, out), out)[1]
-
-    def f5(A, B, bias):
-        out = np.empty((A.shape[0], B.shape[1]))
-
-        def run():
-            np.matmul(A, B, out=out)
-            k5_bias_relu(out, bias)
-            return out
-
-        return run
-
-    def f6(X):
-        out = np.empty_like(X)
-        return lambda: (k6(X, out), out)[1]
-
-    def f7(A):
-        out = np.empty((A.shape[0] - 2, A.shape[1] - 2))
-        return lambda: (k7(A, out), out)[1]
-
-    def f8(x):
-        out = np.empty_like(x)
-        return lambda: (k8(x, out), out)[1]
-
-    def f9(x):
-        out = np.empty_like(x)
-        return lambda: (k9(x, out, W9_STEPS), out)[1]
-
-    _NB = {"W1": f1, "W2": f2, "W3": f3, "W4": f4, "W5": f5, "W6": f6, "W7": f7,
-           "W8": f8, "W9": f9}
-    return _NB
-
-
-# --------------------------------------------------------------------------------------
-# The table of workloads
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Workload:
-    name: str
-    title: str
-    body: Callable
-    inputs: Callable[[int], tuple]
-    sizes: tuple[int, ...]
-    label: Callable[[int], str]
-    numexpr: Callable | None = None
-    numexpr_partial: bool = False
-    rtol: float = 1e-7
-    atol: float = 1e-10
-    needs: str | None = None  # lazyarray attribute the workload needs
-
-
-def _sci(n: int) -> str:
-    e = int(round(math.log10(n)))
-    return f"1e{e}" if 10**e == n else str(n)
-
-
-WORKLOADS: dict[str, Workload] = {
-    w.name: w
-    for w in [
-        Workload("W1", "a*b + c*d - sin(e)", w1, _in_w1, (10**3, 10**5, 10**7),
-                 lambda n: f"n={_sci(n)}", _ne_w1),
-        Workload("W2", "sqrt(sum((x-y)**2))", w2, _in_w2, (10**3, 10**5, 10**7),
-                 lambda n: f"n={_sci(n)}", _ne_w2),
-        Workload("W3", "row softmax of (rows, 1000)", w3, _in_w3, (100, 10_000),
-                 lambda n: f"{n}x1000", _ne_w3, numexpr_partial=True),
-        Workload("W4", "exp(-(x[:,None]-y[None,:])**2).sum(axis=1), y of 1000", w4, _in_w4,
-                 (10**3, 10**4, 10**5), lambda n: f"n={_sci(n)}", _ne_w4),
-        Workload("W5", "maximum(A@B + bias, 0)", w5, _in_w5, (256, 1024, 2048),
-                 lambda n: f"{n}^2", None, needs="matmul", rtol=1e-6, atol=1e-8),
-        Workload("W6", "(X - X.mean(axis=0)) / X.std(axis=0), X (n, 8)", w6, _in_w6,
-                 (10**4, 10**6), lambda n: f"n={_sci(n)}", _ne_w6, numexpr_partial=True),
-        Workload("W7", "5-point Jacobi step", w7, _in_w7, (256, 2048, 4096),
-                 lambda n: f"{n}^2", _ne_w7),
-        Workload("W8", "where(x>0.5, x*2, clip(x, 0.1, 0.3))", w8, _in_w8,
-                 (10**3, 10**5, 10**7), lambda n: f"n={_sci(n)}", _ne_w8),
-        Workload("W9", "100 chained elementwise ops on 10 elements", w9, _in_w9, (10,),
-                 lambda n: f"n={n}", _ne_w9),
-    ]
-}
-
-IMPLS = ("numpy", "lazyarray", "numexpr", "jax", "numba")
-HEADINGS = {"numpy": "numpy", "lazyarray": "lazyarray", "numexpr": "numexpr",
-            "jax": "jax.jit", "numba": "numba (ideal)"}
-
 
 # --------------------------------------------------------------------------------------
 # Peers: which are importable
@@ -480,49 +112,6 @@ def _load_env(use_jax: bool = True) -> Env:
 # --------------------------------------------------------------------------------------
 # Measurement
 # --------------------------------------------------------------------------------------
-
-
-@dataclass
-class ImplResult:
-    status: str = "n/a"  # ok | mismatch | error | n/a
-    note: str = ""
-    median_s: float | None = None
-    samples_s: list[float] = field(default_factory=list)
-    number: int = 1
-    ratio: float | None = None
-    max_rel_err: float | None = None
-    partial: bool = False
-
-
-@dataclass
-class CaseResult:
-    workload: str
-    size: int
-    label: str
-    rounds: int = 0
-    impls: dict[str, ImplResult] = field(default_factory=dict)
-    la_first_call_s: float | None = None
-    la_first_call_compiles: int | None = None
-    la_compiles_while_timing: int | None = None
-    la_kernels: int | None = None
-    la_kernels_error: str | None = None
-    la_explain_compiles: int | None = None
-    skipped: str | None = None
-    explain_target: Any = field(default=None, repr=False)
-
-    def explain(self, la) -> None:
-        """Fill la_kernels from la.explain(...) of the kept graph, then drop the graph."""
-        target, self.explain_target = self.explain_target, None
-        if target is None:
-            return
-        c0 = _cache_compiles(la)
-        try:
-            self.la_kernels = int(la.explain(target).num_kernels)
-        except Exception as exc:  # noqa: BLE001
-            self.la_kernels_error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
-        c1 = _cache_compiles(la)
-        if c0 is not None and c1 is not None:
-            self.la_explain_compiles = c1 - c0
 
 
 def _check(res, ref, wl: Workload, strict: bool) -> tuple[bool, float, str]:
@@ -657,7 +246,7 @@ def _build_impls(wl: Workload, inputs: tuple, env: Env, res: CaseResult,
         if not env.numba_ok:
             res.impls["numba"] = ImplResult("n/a", env.numba_error or "numba not importable")
         else:
-            fns["numba"] = _numba_kernels()[wl.name](*inputs)
+            fns["numba"] = numba_kernels()[wl.name](*inputs)
     return fns
 
 
@@ -785,56 +374,24 @@ def run_case(wl: Workload, size: int, env: Env, opts: argparse.Namespace,
     return res
 
 
+def _explain(res: CaseResult, la) -> None:
+    """Fill la_kernels from la.explain(...) of the kept graph, then drop the graph."""
+    target, res.explain_target = res.explain_target, None
+    if target is None:
+        return
+    c0 = _cache_compiles(la)
+    try:
+        res.la_kernels = int(la.explain(target).num_kernels)
+    except Exception as exc:  # noqa: BLE001
+        res.la_kernels_error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+    c1 = _cache_compiles(la)
+    if c0 is not None and c1 is not None:
+        res.la_explain_compiles = c1 - c0
+
+
 # --------------------------------------------------------------------------------------
-# Reporting
+# The machine, the options, the run
 # --------------------------------------------------------------------------------------
-
-
-def _fmt_time(t: float | None) -> str:
-    if t is None:
-        return "—"
-    if t < 1e-3:
-        return f"{t * 1e6:.1f} µs"
-    if t < 1.0:
-        return f"{t * 1e3:.2f} ms"
-    return f"{t:.2f} s"
-
-
-def _cell(ir: ImplResult | None, is_ref: bool) -> str:
-    if ir is None or ir.status == "n/a":
-        return "—"
-    if ir.status == "error":
-        return "error"
-    mark = "✓" if ir.status == "ok" else "✗"
-    if ir.median_s is None:
-        return mark
-    if is_ref:
-        return _fmt_time(ir.median_s)
-    star = "*" if ir.partial else ""
-    return f"{_fmt_time(ir.median_s)} {ir.ratio:.2f}{star}{mark}"
-
-
-def format_table(results: list[CaseResult], engines: list[str]) -> str:
-    cols = ["numpy"] + [e for e in IMPLS[1:] if e in engines]
-    widths = {c: (10 if c == "numpy" else 19) for c in cols}
-    head = f"{'case':15} " + " ".join(f"{HEADINGS[c]:>{widths[c]}}" for c in cols)
-    head += f" {'la 1st call':>18} {'kernels':>7}"
-    lines = [head, "-" * len(head)]
-    for r in results:
-        if r.skipped:
-            lines.append(f"{r.workload:4} {r.label:10} skipped: {r.skipped}")
-            continue
-        cells = " ".join(f"{_cell(r.impls.get(c), c == 'numpy'):>{widths[c]}}" for c in cols)
-        first = "—"
-        if r.la_first_call_s is not None:
-            first = _fmt_time(r.la_first_call_s)
-            if r.la_first_call_compiles is not None:
-                first += f" ({r.la_first_call_compiles}c)"
-        k = "—" if r.la_kernels is None else str(r.la_kernels)
-        if r.la_kernels_error:
-            k = "error"
-        lines.append(f"{r.workload:4} {r.label:10} {cells} {first:>18} {k:>7}")
-    return "\n".join(lines)
 
 
 def _machine_info(env: Env) -> dict[str, Any]:
@@ -882,73 +439,6 @@ def _machine_info(env: Env) -> dict[str, Any]:
         info["numexpr"] = "not installed"
     info["jax"] = env.jax.__version__ if env.jax is not None else env.jax_error
     return info
-
-
-def _header(info: dict[str, Any]) -> str:
-    la = info.get("loadavg_start")
-    load = " ".join(f"{x:.2f}" for x in la) if la else "unknown"
-    nb = info.get("numba")
-    if "numba_threads" in info:
-        nb = f"{nb} ({info['numba_threads']} threads, layer {info['numba_threading_layer']})"
-    ne = info.get("numexpr")
-    if "numexpr_threads" in info:
-        ne = f"{ne} ({info['numexpr_threads']} threads)"
-    return "\n".join([
-        "lazyarray showcase: time per call, median of rounds that alternate the implementations",
-        f"machine   {info['cpu']}, {info['cpu_count']} CPUs; {info['platform']}",
-        f"load avg  {load}   (1, 5, 15 min; a busy machine makes every number noisy)",
-        f"versions  python {info['python']}, numpy {info['numpy']}, lazyarray {info['lazyarray']},"
-        f" numba {nb}, numexpr {ne}, jax {info['jax']}",
-        f"env       GOMP_SPINCOUNT={info['GOMP_SPINCOUNT']}"
-        f" OMP_WAIT_POLICY={info['OMP_WAIT_POLICY']}",
-    ])
-
-
-LEGEND = """\
-cells: median time per call, then time / numpy time (below 1 is faster); ✓ / ✗: result
-matches numpy (np.allclose; lazyarray also dtype and shape); —: not available or not
-expressible; * numexpr for the elementwise part, numpy for the reductions.
-la 1st call: lazyarray's first call at that size in this process (compiles it caused, in
-parentheses; later sizes reuse the kernels); kernels: la.explain(...).num_kernels
-(0: small work runs on the NumPy interpreter tier, no kernel).
-numba (ideal): hand-written njit(parallel=True) loop writing into a reused output (W9: serial,
-W5: numpy matmul + parallel bias/relu loop); compile time excluded."""
-
-
-def _plot(results: list[CaseResult], path: str) -> str | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return ("--plot: matplotlib is not installed (pip install matplotlib); "
-                "no plot written")
-    rows = [r for r in results if not r.skipped]
-    engines = [e for e in IMPLS[1:] if any(
-        r.impls.get(e) and r.impls[e].ratio is not None for r in rows)]
-    fig, ax = plt.subplots(figsize=(max(8, 0.7 * len(rows)), 4.5))
-    width = 0.8 / max(1, len(engines))
-    for k, e in enumerate(engines):
-        xs, ys = [], []
-        for i, r in enumerate(rows):
-            ir = r.impls.get(e)
-            if ir and ir.ratio is not None:
-                xs.append(i + (k - (len(engines) - 1) / 2) * width)
-                ys.append(ir.ratio)
-        ax.bar(xs, ys, width=width, label=HEADINGS[e])
-    ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_yscale("log")
-    ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels([f"{r.workload}\n{r.label}" for r in rows], fontsize=7)
-    ax.set_ylabel("time / numpy time (lower is faster)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    # the format follows the extension (.png, .svg, .pdf); an SVG without a date diffs cleanly
-    meta = {"Date": None} if path.lower().endswith(".svg") else None
-    fig.savefig(path, dpi=120, metadata=meta)
-    plt.close(fig)
-    return None
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -1014,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
 
     env = _load_env(use_jax=not opts.no_jax and "jax" in opts.engines)
     info = _machine_info(env)
-    print(_header(info))
+    print(header(info))
     load = info.get("loadavg_start")
     if load and load[0] >= 0.5 * (os.cpu_count() or 1):
         print(f"WARNING   the machine is busy (load {load[0]:.2f} on {os.cpu_count()} CPUs):"
@@ -1045,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
             progress.step("la.explain")
             for r in results:
                 if r.workload == wl.name:
-                    r.explain(env.la)
+                    _explain(r, env.la)
     progress.done()
     elapsed = time.perf_counter() - t_start
 
@@ -1104,31 +594,12 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + "\n".join(summary))
 
     if opts.json:
-        doc = {
-            "machine": info,
-            "options": {k: (sorted(v) if isinstance(v, set) else v)
-                        for k, v in vars(opts).items()},
-            "results": [
-                {
-                    "workload": r.workload, "title": WORKLOADS[r.workload].title,
-                    "size": r.size, "label": r.label, "rounds": r.rounds,
-                    "skipped": r.skipped,
-                    "la_first_call_s": r.la_first_call_s,
-                    "la_first_call_compiles": r.la_first_call_compiles,
-                    "la_compiles_while_timing": r.la_compiles_while_timing,
-                    "la_kernels": r.la_kernels, "la_kernels_error": r.la_kernels_error,
-                    "la_explain_compiles": r.la_explain_compiles,
-                    "impls": {n: vars(ir) for n, ir in r.impls.items()},
-                }
-                for r in results
-            ],
-            "elapsed_s": elapsed,
-        }
+        doc = json_document(info, vars(opts), results, elapsed)
         with open(opts.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, default=str)
         print(f"wrote {opts.json}")
     if opts.plot:
-        msg = _plot(results, opts.plot)
+        msg = plot(results, opts.plot)
         print(msg if msg else f"wrote {opts.plot}")
 
     bad_la = any(r.impls.get("lazyarray") and r.impls["lazyarray"].status in ("error", "mismatch")

@@ -1,7 +1,7 @@
 """W1, W2 and W7 on a dask LocalCluster: plain dask.array against lazyarray's fused chunk tasks.
 
-    python -m lazyarray.showcase_dask --size 1e7 --chunk 1e6
-    python -m lazyarray.showcase_dask --size 1e8 --chunk 1e7 --workers 2 --threads 1
+    python -m lazyarray.tools.showcase_dask --size 1e7 --chunk 1e6
+    python -m lazyarray.tools.showcase_dask --size 1e8 --chunk 1e7 --workers 2 --threads 1
 
 Inputs are generated on the workers (`dask.array.random`) and persisted, with the same chunks
 for both engines; each timing is `persist` + `wait` of the result (W2: `compute`, a scalar),
@@ -18,6 +18,8 @@ import os
 import time
 
 import numpy as np
+import lazyarray as la
+from lazyarray.tools.workloads import w1, w2, w7
 
 
 def _inputs(name: str, n: int, chunk: int, seed: int):
@@ -47,10 +49,7 @@ def _run(client, expr):
 def bench(client, name: str, n: int, chunk: int, rounds: int) -> dict:
     import dask.array as da
 
-    import lazyarray as la
-    from lazyarray import showcase
-
-    fn = {"W1": showcase.w1, "W2": showcase.w2, "W7": showcase.w7}[name]
+    fn = {"W1": w1, "W2": w2, "W7": w7}[name]
     ins = client.persist(_inputs(name, n, chunk, seed=int(name[1:])))
     from distributed import wait
 
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from distributed import Client, LocalCluster
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
     os.environ["PYTHONPATH"] = os.pathsep.join(
         x for x in (root, os.environ.get("PYTHONPATH")) if x)  # workers import this lazyarray
     results = []
