@@ -66,7 +66,7 @@ from lazyarray.graph import build
 from lazyarray.graph.node import leaf
 from lazyarray.ir import fpstate
 from lazyarray.ir.lower import lower
-from lazyarray.ops.table import OPS
+from lazyarray.ops.table import OPS, having
 from lazyarray.runtime import background, diskcache, dispatch
 
 LEAF, SCALAR = 0, 1
@@ -79,12 +79,7 @@ SCALAR_ARGS = 8  # a program's kernel takes up to this many scalars as arguments
 MAX_PROGRAMS = 100_000  # distinct structures recorded per process; beyond, nothing new traces
 
 # ops the tier records: float64 in, float64 out, the same NumPy loop for any float64 operands
-_CANDIDATES = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin",
-               "negative", "positive", "absolute", "sqrt", "square", "sin", "cos", "tan",
-               "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "tanh", "sinh",
-               "cosh", "arcsin", "arccos", "arctan", "cbrt", "reciprocal", "floor", "ceil",
-               "trunc", "rint", "sign", "fabs", "copysign", "power", "arctan2", "hypot",
-               "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg")
+_CANDIDATES = having("trace")
 _F8 = np.dtype(np.float64)
 
 

@@ -83,7 +83,7 @@ def test_ops_without_a_cuda_template_are_declined(make):
 def test_supported_names_are_elementwise_ops():
     from lazyarray.ops.table import OPS
 
-    names = set(cg.CUDA_TEMPLATES) | set(cg.INT_TEMPLATES) | set(cg.BOOL_TEMPLATES)
+    names = set(cg.TEMPLATED)
     assert names <= set(OPS)
     assert all(cg.supported(n) for n in names)
 

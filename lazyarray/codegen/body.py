@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.ir.hlo import Module
-from lazyarray.ops.table import OPS, REDUCTIONS
+from lazyarray.ops.table import OPS, REDUCTIONS, having
 from lazyarray.codegen.layout import Spec
 
 class Unsupported(Exception):
@@ -17,12 +17,10 @@ class Unsupported(Exception):
 
 # complex operands compile only for these (exact, or NumPy's own formula); other complex math
 # differs from NumPy at inf/NaN inputs, so the interpreter runs it
-_COMPLEX_OK = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "isnan", "gather",
-               "update", "imag",
-               "isinf", "isfinite", "equal", "not_equal", "convert", "select", "reduce", "scan",
-               "broadcast", "reshape", "transpose", "slice", "parameter", "constant"}
-_INTERPRET_ONLY: set[str] = set()  # ops whose Numba scalar form differs from NumPy
-_NO_UINT64 = {"lcm", "gcd", "reciprocal"}  # Numba computes these through int64/float
+_COMPLEX_OK = having("complex") | {"gather", "update", "convert", "select", "reduce", "scan",
+                                   "broadcast", "reshape", "transpose", "slice", "parameter",
+                                   "constant"}
+_NO_UINT64 = having("no_uint64")  # Numba computes these through int64/float
 
 
 def np_type(dtype: np.dtype) -> str:
@@ -40,8 +38,7 @@ def check_supported(comp: Module) -> None:
     for ins in comp.instrs:
         if ins.dtype is not None and ins.dtype.kind == "f" and ins.dtype.itemsize == 2:
             raise Unsupported("float16")
-        if ins.opcode in _INTERPRET_ONLY or (
-                ins.opcode in _NO_UINT64 and ins.dtype == np.uint64):
+        if ins.opcode in _NO_UINT64 and ins.dtype == np.uint64:
             raise Unsupported(ins.opcode)
         operand_complex = any(comp.instrs[o].dtype.kind == "c" for o in ins.operands)
         if operand_complex and (ins.opcode not in _COMPLEX_OK or (
@@ -104,9 +101,7 @@ def epilogue_instrs(comp: Module) -> set[int]:
 
 
 # ops that never raise a floating-point flag (exact, or NaN in -> NaN out quietly)
-FP_QUIET = {"negative", "positive", "absolute", "fabs", "conjugate", "floor", "ceil", "trunc",
-             "rint", "maximum", "minimum", "fmax", "fmin", "copysign", "sign", "clip",
-             "select", "isnan", "isinf", "isfinite", "signbit"}
+FP_QUIET = having("fp_quiet") | {"select"}
 _INT_DIVISIONS = {"floor_divide", "remainder", "fmod"}
 _CAST_RANGE = {"int64": (-2.0 ** 63, 2.0 ** 63), "uint64": (-2.0 ** 63, 2.0 ** 64),
                "uint32": (-2.0 ** 63, 2.0 ** 63)}  # smaller targets: the int32 range
@@ -121,7 +116,7 @@ def nonfinite_test(x: str) -> str:
 
 
 # float ops whose result is >= 0 or NaN whatever their operands
-_NONNEGATIVE = {"square", "absolute", "fabs", "sqrt", "exp", "exp2", "cosh"}
+_NONNEGATIVE = having("nonnegative")
 _MAX_LITERAL = {"float64": "1.7976931348623157e+308",
                 "float32": "np.float32(3.4028234663852886e+38)"}
 

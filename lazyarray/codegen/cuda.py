@@ -25,7 +25,7 @@ the cache key:
   memory so that the first extreme (and the first NaN) wins, as in NumPy.
 - scan: one thread per row, serial along the row.
 
-Scalar templates are CUDA's own (`CUDA_TEMPLATES`): Numba CUDA compiles `math` functions
+Scalar templates are CUDA's own (the op table's `cuda` forms): Numba CUDA compiles `math` functions
 and operators, not NumPy's ufuncs on scalars. `_m` is `math` on the GPU and NumPy in the
 simulator (Python's `math` raises where the GPU returns inf/NaN). An op without a template
 raises `Unsupported`: that fusion runs on the host interpreter (a counted transfer).
@@ -52,55 +52,8 @@ import lazyarray.backends.cuda_scalar as _c
 
 """
 
-# op -> template over operands {0}, {1}, ...; "f:"/"i:" variants by operand kind below
-CUDA_TEMPLATES = {
-    "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
-    "divide": "_c.divide({0}, {1})", "negative": "(-{0})", "positive": "(+{0})",
-    "square": "({0} * {0})", "absolute": "abs({0})", "fabs": "_m.fabs({0})",
-    "conjugate": "{0}.conjugate()", "imag": "{0}.imag",
-    "sqrt": "_m.sqrt({0})", "exp": "_m.exp({0})", "expm1": "_m.expm1({0})",
-    "exp2": "_m.pow(2.0, {0})", "log": "_m.log({0})", "log2": "_m.log2({0})",
-    "log10": "_m.log10({0})", "log1p": "_m.log1p({0})",
-    "sin": "_m.sin({0})", "cos": "_m.cos({0})", "tan": "_m.tan({0})",
-    "arcsin": "_m.asin({0})", "arccos": "_m.acos({0})", "arctan": "_m.atan({0})",
-    "arctan2": "_m.atan2({0}, {1})", "hypot": "_m.hypot({0}, {1})",
-    "sinh": "_m.sinh({0})", "cosh": "_m.cosh({0})", "tanh": "_m.tanh({0})",
-    "arcsinh": "_m.asinh({0})", "arccosh": "_m.acosh({0})", "arctanh": "_m.atanh({0})",
-    "floor": "_m.floor({0})", "ceil": "_m.ceil({0})", "trunc": "_m.trunc({0})",
-    "copysign": "_m.copysign({0}, {1})",
-    "deg2rad": "({0} * (math.pi / 180.0))", "radians": "({0} * (math.pi / 180.0))",
-    "rad2deg": "({0} * (180.0 / math.pi))", "degrees": "({0} * (180.0 / math.pi))",
-    "maximum": "_c.maximum({0}, {1})", "minimum": "_c.minimum({0}, {1})",
-    "fmax": "_c.fmax({0}, {1})", "fmin": "_c.fmin({0}, {1})",
-    "clip": "_c.minimum(_c.maximum({0}, {1}), {2})",
-    "equal": "({0} == {1})", "not_equal": "({0} != {1})", "less": "({0} < {1})",
-    "less_equal": "({0} <= {1})", "greater": "({0} > {1})", "greater_equal": "({0} >= {1})",
-    "logical_and": "(({0} != 0) and ({1} != 0))", "logical_or": "(({0} != 0) or ({1} != 0))",
-    "logical_xor": "(({0} != 0) != ({1} != 0))", "logical_not": "({0} == 0)",
-    "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
-    "isnan": "({0} != {0})", "isinf": "_c.isinf({0})", "isfinite": "_c.isfinite({0})",
-    "signbit": "(_m.copysign(1.0, {0}) < 0)", "sign": "_c.sign({0})",
-    "floor_divide": "_c.floor_divide_f({0}, {1})", "remainder": "_c.remainder_f({0}, {1})",
-    "fmod": "_m.fmod({0}, {1})", "power": "_m.pow({0}, {1})",
-    "left_shift": "_c.left_shift({0}, {1}, {bits})",
-    "right_shift": "_c.right_shift({0}, {1}, {bits})",
-}
-INT_TEMPLATES = {  # integer/bool operands where the float form differs
-    "invert": "(~{0})", "floor": "{0}", "ceil": "{0}", "trunc": "{0}",
-    "floor_divide": "_c.floor_divide_i({0}, {1})", "remainder": "_c.remainder_i({0}, {1})",
-    "fmod": "_c.fmod_i({0}, {1})",
-}
-BOOL_TEMPLATES = {"invert": "({0} == 0)", "add": "({0} or {1})", "multiply": "({0} and {1})",
-           "absolute": "{0}", "maximum": "({0} or {1})", "minimum": "({0} and {1})"}
-# complex operands: only what is exact (the CPU backend draws the same line)
-_COMPLEX = {"add", "subtract", "multiply", "negative", "positive", "conjugate", "imag", "equal",
-            "not_equal", "isnan"}
-_FLOAT_ONLY = {"sqrt", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sin", "cos",
-               "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinh", "cosh",
-               "tanh", "arcsinh", "arccosh", "arctanh", "copysign", "deg2rad", "radians",
-               "rad2deg", "degrees", "signbit", "fmax", "fmin", "divide", "fabs", "power"}
-_INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
-             "right_shift"}
+# the ops with a CUDA template (`OpDef.cuda`: the rest run on the host)
+TEMPLATED = frozenset(name for name, op in OPS.items() if op.cuda)
 
 
 def template(comp: Module, i: int) -> str:
@@ -122,20 +75,10 @@ def template(comp: Module, i: int) -> str:
     name = ins.opcode
     kind = ops[0].kind if ops else "f"
     if any(d.kind == "c" for d in ops) or ins.dtype.kind == "c":
-        if name not in _COMPLEX:
-            raise Unsupported(f"{name} on complex (cuda)")
-    if kind == "b" and name in BOOL_TEMPLATES:
-        t = BOOL_TEMPLATES[name]
-    elif kind in "biu" and name in INT_TEMPLATES:
-        t = INT_TEMPLATES[name]
-    elif name in CUDA_TEMPLATES:
-        t = CUDA_TEMPLATES[name]
-    else:
-        raise Unsupported(f"{name} (cuda)")
-    if name in _FLOAT_ONLY and kind not in "fc":
-        raise Unsupported(f"{name} on {ops[0]} (cuda)")
-    if name in _INT_ONLY and kind not in "biu":
-        raise Unsupported(f"{name} on {ops[0]} (cuda)")
+        kind = "c"
+    t = OPS[name].cuda_template(kind) if name in OPS else None
+    if t is None:
+        raise Unsupported(f"{name} on {ops[0] if ops else ins.dtype} (cuda)")
     if ins.dtype.kind == "f" and ins.dtype.itemsize == 2:
         raise Unsupported("float16")
     return f"{np_type(ins.dtype)}({t.format(*args, bits=ops[0].itemsize * 8)})"
@@ -469,7 +412,7 @@ def render_matmul(dtype: np.dtype, tile: int = MATMUL_TILE) -> str:
 
 def supported(name: str) -> bool:
     """Does the CUDA code generator have a template for elementwise op `name`?"""
-    return name in CUDA_TEMPLATES or name in INT_TEMPLATES or name in BOOL_TEMPLATES
+    return name in TEMPLATED
 
 
 __all__ = [
