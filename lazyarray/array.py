@@ -1646,7 +1646,15 @@ class Array:
         return v
 
     def __repr__(self) -> str:
-        return repr(self._value())
+        v = self._value()
+        return repr(v[()]) if self._is_scalar() else repr(v)  # a scalar: `np.int64(10)`
+
+    def __hash__(self) -> int:
+        """A scalar hashes as NumPy's scalar of its value (a dict key, a set member); an
+        array is unhashable, as NumPy's."""
+        if not self._is_scalar():
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return hash(self._value()[()])
 
     def __str__(self) -> str:
         return str(self._value())
@@ -2413,7 +2421,6 @@ _POW_FAST = {2: "square", 0.5: "sqrt", -1: "reciprocal", 1: "positive"}
 
 
 Array.__pow__ = _pow
-Array.__hash__ = None  # type: ignore[assignment]
 _TRACE_OPERANDS = (float, int, Array)  # operand types `_large_start` may take (as `_record`)
 Array.__neg__ = lambda self: UFUNCS["negative"](self)
 Array.__pos__ = lambda self: UFUNCS["positive"](self)
