@@ -1123,6 +1123,7 @@ _birth = threading.Lock()  # an eager value getting its Storage: once, even acro
 
 
 _ndarray = np.ndarray
+_type = type  # (`Array.view` takes a parameter named `type`)
 _F64 = np.dtype(np.float64)
 F64_CONSTANTS: dict[float, np.ndarray] = {}
 
@@ -1561,9 +1562,16 @@ class Array:
     def view(self, dtype=None, type=None) -> Array:
         """A view of the same memory, as NumPy's; with another `dtype` its bytes are read as
         that dtype (a lazy bitcast, live: it sees later writes, and writes through it change
-        this array). NumPy's rules decide which dtype views exist."""
-        if type is not None:
-            raise NotImplementedError("lazyarray arrays cannot be viewed as another Python type")
+        this array). NumPy's rules decide which dtype views exist. `type` (or a `dtype` that
+        is an array type, as NumPy reads `a.view(np.ndarray)`) may be `ndarray` -- NumPy's or
+        lazyarray's, which is `Array` -- giving the same view; other subclasses of NumPy's
+        (`matrix`, `recarray`) are not lazy arrays and raise NotImplementedError."""
+        if isinstance(dtype, _type) and issubclass(dtype, (_ndarray, Array)):
+            dtype, type = None, dtype
+        if type is not None and type not in (_ndarray, Array):
+            if not (isinstance(type, _type) and issubclass(type, (_ndarray, Array))):
+                raise ValueError("Type must be a sub-type of ndarray type")
+            raise NotImplementedError(f"lazyarray arrays cannot be viewed as {type.__name__}")
         if dtype is None or np.dtype(dtype) == self.dtype:
             return self[...]
         dt = np.dtype(dtype)

@@ -435,6 +435,30 @@ def test_dtype_views_are_live_bitcasts(mode, dtype):
         x.T.view(np.float32)
 
 
+@pytest.mark.parametrize("how", ["dtype_arg", "type_kw", "both", "lazy_ndarray"])
+def test_views_as_ndarray_are_live_views(how):
+    """`a.view(np.ndarray)` (a type where a dtype goes, as NumPy reads it), `view(type=...)`
+    and `view(dtype, type)`: the same live view as NumPy's; another subclass is refused
+    clearly, a type that is not an array type is NumPy's ValueError."""
+    n = np.arange(6.0).reshape(2, 3)
+    x = la.asarray(n.copy())
+    call = {"dtype_arg": lambda a, nd: a.view(nd), "type_kw": lambda a, nd: a.view(type=nd),
+            "both": lambda a, nd: a.view(np.int64, nd),
+            "lazy_ndarray": lambda a, nd: a.view(la.ndarray if a is x else np.ndarray)}[how]
+    v, nv = call(x, np.ndarray), call(n, np.ndarray)
+    assert type(v) is la.ndarray and v.dtype == nv.dtype and v.shape == nv.shape
+    assert v.base is not None and nv.base is not None
+    v[0, 0] = 5 if v.dtype.kind == "i" else 5.0
+    nv[0, 0] = 5 if nv.dtype.kind == "i" else 5.0
+    np.testing.assert_array_equal(np.asarray(x), n)
+    with pytest.raises(ValueError, match="sub-type of ndarray"):
+        x.view(type=list)
+    with pytest.raises(ValueError, match="sub-type of ndarray"):
+        n.view(type=list)
+    with pytest.raises(NotImplementedError, match="matrix"):
+        x.view(np.matrix)
+
+
 def test_small_views_of_a_large_computed_array_run_on_the_eager_tier():
     """A few elements of a large computed array (`M[5]`, `x[:10]`, one element, a diagonal)
     are read by NumPy at once, no kernel; values, dtypes and view semantics stay NumPy's
