@@ -15,7 +15,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from lazyarray import _creation, _funcs, _manipulation, _products, _reductions, _ufuncs
-from lazyarray.array import Array, numpy_fallback, as_array
+from lazyarray.array import Array, as_array, numpy_fallback, scalar_result
 
 
 def _arr(x) -> Array:
@@ -60,6 +60,7 @@ def sinc(x):
     return _ufuncs.sin(y) / y
 
 
+@scalar_result
 def fix(x, out=None):
     """Round towards zero (numpy.fix)."""
     if out is not None:
@@ -312,6 +313,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 _NV = np._NoValue
 
 
+@scalar_result
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_NV,
            mean=_NV, correction=_NV):
     """Variance ignoring NaNs (numpy.nanvar); all-NaN slices (or ddof too large) give NaN."""
@@ -335,6 +337,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_N
     return var
 
 
+@scalar_result
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NV, *, where=_NV,
            mean=_NV, correction=_NV):
     """Standard deviation ignoring NaNs (numpy.nanstd)."""

@@ -11,8 +11,8 @@ from lazyarray import _reductions as reductions
 from lazyarray import _ufuncs as u
 from lazyarray.array import (F64_CONSTANTS, UFUNCS, Array, as_array, eager_array, eager_result,
                              eager_values, f64_constant, in_order, numpy_fallback, operand,
-                             record_two_scalars, record_where, small_value, tiny_values,
-                             value_array, wrap)
+                             record_two_scalars, record_where, scalar_result, small_value,
+                             tiny_values, value_array, wrap)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node, buffer
 from lazyarray.ops.dtypes import result_type, weak_type
@@ -338,6 +338,7 @@ def argwhere(a):
     return Array(buffer(_nonzero_rows(x))).T
 
 
+@scalar_result
 def count_nonzero(a, axis=None, *, keepdims=False):
     """Number of non-zero values along an axis (see numpy.count_nonzero)."""
     values = eager_values((a,))

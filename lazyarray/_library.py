@@ -12,6 +12,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from lazyarray.array import (Array, numpy_fallback, as_node, eager_result, eager_values, in_order,
+                             scalar_result,
                              wrap)
 from lazyarray._creation import asarray
 from lazyarray._funcs import where
@@ -127,6 +128,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     return _partition_call("argpartition", np.argpartition, a, kth, axis, kind, order, True)
 
 
+@scalar_result
 def searchsorted(a, v, side="left", sorter=None):
     """Insertion indices of `v` into the sorted 1-d `a` (numpy.searchsorted)."""
     a = _arr(a)
@@ -169,6 +171,7 @@ def _keep(r: Array, a: Array, axis, keepdims: bool) -> Array:
     return r.reshape(r.shape[:r.ndim - (a.ndim - 1)] + a.shape[:ax] + (1,) + a.shape[ax + 1:])
 
 
+@scalar_result
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median along `axis` (numpy.median): NaN where a slice holds a NaN."""
 
@@ -237,6 +240,7 @@ def _quantile(a, q, axis, method, keepdims, weights, scale, np_fn, name):
     return res
 
 
+@scalar_result
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
     """The q-th percentiles along `axis` (numpy.percentile; the linear method natively)."""
@@ -247,6 +251,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile(a, q, axis, method, keepdims, weights, 100, np.percentile, "percentile")
 
 
+@scalar_result
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
     """The q-th quantiles along `axis` (numpy.quantile; the linear method natively)."""
@@ -284,6 +289,7 @@ def lexsort(keys, axis=-1):
     return library_call("lexsort", ks, {"axis": ax}, (shape, np.intp))
 
 
+@scalar_result
 def interp(x, xp, fp, left=None, right=None, period=None):
     """One-dimensional piecewise-linear interpolation (numpy.interp)."""
     if left is not None or right is not None or isinstance(period, Array):

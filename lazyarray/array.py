@@ -142,6 +142,19 @@ def writable_alias(v: np.ndarray) -> np.ndarray:
     return w
 
 
+def scalar_result(fn):
+    """`fn` as NumPy has it return a 0-d result: a scalar (`median`, `norm`, `searchsorted`
+    of one value, ...), not a 0-d array; a result written into `out=` stays that array."""
+    @functools.wraps(fn)
+    def with_scalar(*args, **kwargs):
+        r = fn(*args, **kwargs)
+        if type(r) is Array and not r.shape and kwargs.get("out") is None \
+                and not r._is_scalar():
+            return Array(r._node)  # (a new storage of the same value: a scalar's)
+        return r
+    return with_scalar
+
+
 def _wrap_result(out, inputs=None):
     """A NumPy function's result as lazyarray's: numeric arrays as Arrays. A view is copied
     when it may share memory with one of the computed `inputs` (all of them when None), so

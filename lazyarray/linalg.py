@@ -18,7 +18,8 @@ from lazyarray import _creation, _library, _manipulation, _products, _ufuncs
 from lazyarray._coverage import module_getattr as _module_getattr
 from lazyarray._products import eager_operand as _eager_operand
 from lazyarray._reductions import eager_whole
-from lazyarray.array import Array, numpy_fallback, writable_alias, eager_result, eager_values
+from lazyarray.array import (Array, eager_result, eager_values, numpy_fallback, scalar_result,
+                             writable_alias)
 
 __all__ = list(_np.linalg.__all__)
 
@@ -90,6 +91,7 @@ def _matrix(x: Array, axes: tuple[int, int], ord, keepdims: bool) -> Array:
     return r if keepdims else _drop_axes(r, (row, col))
 
 
+@scalar_result
 def norm(x, ord=None, axis=None, keepdims=False):
     """Matrix or vector norm, as ``numpy.linalg.norm``, computed lazily.
 
@@ -139,6 +141,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     raise ValueError("Improper number of dimensions to norm.")
 
 
+@scalar_result
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """Vector norm over `axis` (all axes if None), as ``numpy.linalg.vector_norm``, lazily.
 
@@ -164,6 +167,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     return _vector(x, tuple(range(x.ndim)) if axis is None else axis, ord, keepdims)
 
 
+@scalar_result
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """Matrix norm over the last two axes, as ``numpy.linalg.matrix_norm``.
 

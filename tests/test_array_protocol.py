@@ -481,3 +481,26 @@ def test_arrays_stay_unhashable():
     for a in (la.arange(3), la.asarray(3.0), la.zeros(())):
         with pytest.raises(TypeError, match="unhashable"):
             hash(a)
+
+
+SCALAR_FUNCTIONS = {
+    "median": lambda xp, a: xp.median(a), "percentile": lambda xp, a: xp.percentile(a, 30),
+    "quantile": lambda xp, a: xp.quantile(a, 0.7), "nanvar": lambda xp, a: xp.nanvar(a),
+    "nanstd": lambda xp, a: xp.nanstd(a), "count_nonzero": lambda xp, a: xp.count_nonzero(a),
+    "norm": lambda xp, a: xp.linalg.norm(a), "vector_norm": lambda xp, a: xp.linalg.vector_norm(a),
+    "matrix_norm": lambda xp, a: xp.linalg.matrix_norm(a),
+    "searchsorted": lambda xp, a: xp.searchsorted(xp.sort(a.ravel()), 0.5),
+    "interp": lambda xp, a: xp.interp(2.5, [1, 2, 3], [3, 2, 0]), "fix": lambda xp, a: xp.fix(3.7),
+}
+
+
+@pytest.mark.parametrize("name", list(SCALAR_FUNCTIONS))
+def test_functions_return_numpys_scalars(name):
+    """Where NumPy returns a scalar for a 0-d result, lazyarray's is a scalar too: it prints as
+    NumPy's, hashes, and item assignment raises NumPy's TypeError."""
+    a_np = np.array([[10.0, 7, 4], [3, 2, 1]]) / 10
+    s_np, s_la = SCALAR_FUNCTIONS[name](np, a_np), SCALAR_FUNCTIONS[name](la, la.asarray(a_np))
+    same_python_result(repr, s_np, s_la)
+    same_python_result(hash, s_np, s_la)
+    with pytest.raises(TypeError):
+        s_la[...] = 0
