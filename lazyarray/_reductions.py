@@ -312,8 +312,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     The same steps and dtypes as NumPy: each division keeps the dtype of the sum it divides.
     """
     if where is not True or mean is not None:
-        return numpy_fallback(np.var, a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                         where=where, mean=mean)
+        return _moment_fallback(np.var, a, axis, dtype, out, ddof, keepdims, where, mean,
+                                correction)
     if correction is not _NO_VALUE:
         ddof = correction
     if out is None:
@@ -341,20 +341,30 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     return finish(res, out)
 
 
+def _moment_fallback(np_fn, a, axis, dtype, out, ddof, keepdims, where, mean, correction):
+    """NumPy's `var`/`std` for what lazyarray does not build (`where=`, `mean=`), every
+    argument passed on."""
+    kw = {} if correction is _NO_VALUE else {"correction": correction}
+    if mean is not None:
+        kw["mean"] = mean
+    return numpy_fallback(np_fn, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
+                          keepdims=keepdims, where=where, **kw)
+
+
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=_NO_VALUE):
     """Standard deviation along the given axes: sqrt of `var` (see numpy.std)."""
-    if out is None and where is True and mean is None:
+    if where is not True or mean is not None:
+        return _moment_fallback(np.std, a, axis, dtype, out, ddof, keepdims, where, mean,
+                                correction)
+    if out is None:
         t = _tiny(a)
         if t is not None:  # the eager tier
             ddof = ddof if correction is _NO_VALUE else correction
             return eager_array(t.std(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
-    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
-            correction=correction)
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, correction=correction)
     if isinstance(v, Array) and v._tr is not None and out is None:  # a large trace goes on
         return UFUNCS["sqrt"](v)
-    if not isinstance(v, Array) or v._storage.node.op == "buffer" and where is not True:
-        return v
     root = build.elementwise("sqrt", v._node)
     if root.dtype != v.dtype:  # NumPy takes the root in place: out= v, casting same_kind
         if not np.can_cast(root.dtype, v.dtype, "same_kind"):

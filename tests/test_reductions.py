@@ -574,3 +574,31 @@ def test_column_sum_row_lanes_order(compiled, shape):
     for r in range(1, len(part)):
         want = want + part[r]
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn", ["var", "std"])
+@pytest.mark.parametrize("n", [4, 200_000])
+@pytest.mark.parametrize("case", ["where_all", "where_axis0", "mean_axis1", "where_ddof_out"])
+def test_var_std_with_where_and_mean_are_numpys(fn, n, case):
+    """`where=` and `mean=` (NumPy's own, run as a counted fallback): std is the root of the
+    masked variance, not the variance (found by NumPy's docstring examples), and `out=`,
+    `ddof` and `keepdims` are passed on."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, n))
+    w = np.array([[True], [True], [False]])
+    la_a = la.asarray(a)
+    if case == "where_all":
+        got, want = getattr(la, fn)(la_a, where=w), getattr(np, fn)(a, where=w)
+    elif case == "where_axis0":
+        got, want = getattr(la, fn)(la_a, axis=0, where=w), getattr(np, fn)(a, axis=0, where=w)
+    elif case == "mean_axis1":
+        m = a.mean(axis=1, keepdims=True)
+        got = getattr(la, fn)(la_a, axis=1, mean=la.asarray(m), keepdims=True)
+        want = getattr(np, fn)(a, axis=1, mean=m, keepdims=True)
+    else:
+        out = la.zeros(n)
+        got = getattr(la, fn)(la_a, axis=0, where=w, ddof=1, out=out)
+        assert got is out
+        want = getattr(np, fn)(a, axis=0, where=w, ddof=1)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    assert np.asarray(got).shape == np.shape(want)
