@@ -127,12 +127,18 @@ def iscomplex(x):
 
 
 def real(val):
-    """The real part (numpy.real): a view of a complex array, as in NumPy."""
+    """The real part (numpy.real): a view of a complex array, as in NumPy; of a Python or
+    NumPy scalar its own `.real`, as NumPy's."""
+    if isinstance(val, (int, float, complex, np.generic)):
+        return val.real
     return _arr(val).real
 
 
 def imag(val):
-    """The imaginary part (numpy.imag): a view of a complex array, as in NumPy."""
+    """The imaginary part (numpy.imag): a view of a complex array, as in NumPy; of a Python
+    or NumPy scalar its own `.imag`, as NumPy's."""
+    if isinstance(val, (int, float, complex, np.generic)):
+        return val.imag
     return _arr(val).imag
 
 
@@ -685,6 +691,7 @@ def _broadcast_product(a, t: str, b, u: str, batch, free_a, free_b, contract):
     return prod.sum(axis=tuple(range(prod.ndim - len(contract), prod.ndim)))
 
 
+@scalar_result
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """Einstein summation (numpy.einsum) lowered to lazy diagonals, sums, broadcasts and
     matrix products (dot), so the elementwise work around it fuses."""

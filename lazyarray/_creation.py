@@ -39,7 +39,11 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         return out.to_device(device)
     if isinstance(a, Array):
         return _as_array_of(a, dtype, order, copy)
-    arr = pool.copy(a, dtype)  # (np.array's copy: large ones pooled, copied by all threads)
+    if type(a) is np.ndarray and a.flags.c_contiguous and order in (None, "C", "K", "A") \
+            or type(a) is not np.ndarray and order in (None, "C"):
+        arr = pool.copy(a, dtype)  # (np.array's copy: large ones pooled, all threads copy)
+    else:  # NumPy's layout: an F-ordered array stays F (`asarray` returns it as it is)
+        arr = np.array(a, dtype=dtype, copy=True, order="K" if order in (None, "A") else order)
     if arr.dtype.kind not in "biufc":
         _unsupported(arr)
     if arr.size < _TINY and arr.size < config.get().eager_limit:
@@ -62,10 +66,11 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         if out.ndim < ndmin:
             out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
         return out
-    if isinstance(object, np.ndarray) and object.ndim >= ndmin and object.flags.c_contiguous:
+    if isinstance(object, np.ndarray) and object.ndim >= ndmin and object.flags.c_contiguous \
+            and order in ("K", "A", "C", None):
         arr = pool.copy(object, dtype)  # (order "K": other layouts keep theirs, below)
     else:
-        arr = np.array(object, dtype=dtype, copy=True, ndmin=ndmin)
+        arr = np.array(object, dtype=dtype, copy=True, order=order, ndmin=ndmin)
     if arr.dtype.kind not in "biufc":
         _unsupported(arr)
     return Array(buffer(arr))

@@ -276,6 +276,7 @@ def array_equiv(a1, a2) -> bool:
     return bool((x == y).all())
 
 
+@scalar_result
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Replace NaN and infinities with finite numbers (see numpy.nan_to_num)."""
     a = _a(x)

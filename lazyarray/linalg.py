@@ -366,6 +366,7 @@ def matrix_power(a, n):
     return _lib().library_call("matrix_power", [a], {"n": n}, (a.shape, dtype))
 
 
+@scalar_result
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """Rank by SVD (numpy.linalg.matrix_rank) with the default tolerance."""
     a = _arr(A)

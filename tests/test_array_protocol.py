@@ -491,7 +491,17 @@ SCALAR_FUNCTIONS = {
     "matrix_norm": lambda xp, a: xp.linalg.matrix_norm(a),
     "searchsorted": lambda xp, a: xp.searchsorted(xp.sort(a.ravel()), 0.5),
     "interp": lambda xp, a: xp.interp(2.5, [1, 2, 3], [3, 2, 0]), "fix": lambda xp, a: xp.fix(3.7),
+    "einsum": lambda xp, a: xp.einsum("ij,ij", a, a), "nan_to_num": lambda xp, a: xp.nan_to_num(
+        np.inf), "matrix_rank": lambda xp, a: xp.linalg.matrix_rank(a),
 }
+
+
+@pytest.mark.parametrize("value", [1 + 2j, 2.5, 3, np.complex64(1 - 2j), np.float32(4.0)])
+@pytest.mark.parametrize("part", ["real", "imag"])
+def test_real_and_imag_of_scalars_are_numpys(part, value):
+    """np.real/np.imag of a Python or NumPy scalar is its own attribute (a float, not a 0-d
+    array), as NumPy's."""
+    same_python_result(repr, getattr(np, part)(value), getattr(la, part)(value))
 
 
 @pytest.mark.parametrize("name", list(SCALAR_FUNCTIONS))

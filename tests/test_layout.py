@@ -11,6 +11,7 @@ land where NumPy's would.
 from __future__ import annotations
 
 import numpy
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -137,3 +138,26 @@ def test_memory_order_is_numpys_iterator_order(ops):
     strides = packed_strides(shape, out.itemsize, perm)
     assert [s for s, n in zip(strides, shape) if n > 1] == \
         [s for s, n in zip(out.strides, shape) if n > 1]
+
+
+@pytest.mark.parametrize("fn", ["array", "asarray"])
+@pytest.mark.parametrize("order", [None, "C", "F", "K", "A"])
+@pytest.mark.parametrize("source", ["list", "c_small", "f_small", "f_large", "f_view"])
+def test_constructors_keep_numpys_layout(fn, order, source):
+    """`array`/`asarray` of NumPy data in each order: the strides, flags and `isfortran` of
+    NumPy's result (an F-ordered input stays F, `order="F"` of a list is F), a copy all the
+    same (the one documented aliasing deviation)."""
+    src = {"list": [[1.0, 2, 3], [4, 5, 6]], "c_small": np.arange(6.0).reshape(2, 3),
+           "f_small": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+           "f_large": np.asfortranarray(np.ones((300, 400))),
+           "f_view": np.asfortranarray(np.ones((40, 30)))[:, ::2]}[source]
+    kw = {} if order is None else {"order": order}
+    want, got = getattr(np, fn)(src, **kw), getattr(la, fn)(src, **kw)
+    if want is src:  # NumPy returns the array itself: lazyarray copies NumPy data on entry
+        want = np.array(src, order="K")  # (docs/semantics.md), keeping its order
+    assert np.isfortran(want) == la.isfortran(got)
+    assert (want.flags.c_contiguous, want.flags.f_contiguous) == (
+        got.flags.c_contiguous, got.flags.f_contiguous)
+    if want.flags.c_contiguous or want.flags.f_contiguous:
+        assert want.strides == got.strides
+    np.testing.assert_array_equal(np.asarray(got), want)
