@@ -441,7 +441,7 @@ def test_a_total_goes_on_through_one_argument_ufuncs_and_is_forced_by_anything_e
         assert_like_numpy(la.sum(la.sum(lx * 2.0)), np.sum(ws))
         assert_like_numpy(la.sum(lx * 2.0).astype(np.float32), ws.astype(np.float32))
         assert float(la.sum(lx * 2.0)) == float(ws) and la.sum(lx * 2.0).item() == ws.item()
-        assert repr(la.sum(lx * 2.0)) == repr(np.asarray(ws))
+        assert repr(la.sum(lx * 2.0)) == repr(ws)  # NumPy's scalar: np.float64(50.0)
         u = la.sum(lx * 2.0)
         u += 1.0
         assert_like_numpy(u, ws + 1.0)
