@@ -266,6 +266,12 @@ class ufunc:
                 return self._rpair(y, x)
         if x is not _NOARG:
             args = (x, *args)
+        if self.nin < len(args) <= self.nargs:  # outputs given by position, as NumPy takes them
+            if "out" in kwargs:
+                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+            outs = args[self.nin:]
+            kwargs["out"] = outs if len(outs) > 1 or self.nout > 1 else outs[0]
+            args = args[:self.nin]
         if not kwargs:
             return self._plain(args)
         return self._call(*args, **kwargs)

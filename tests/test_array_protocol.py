@@ -514,3 +514,28 @@ def test_functions_return_numpys_scalars(name):
     same_python_result(hash, s_np, s_la)
     with pytest.raises(TypeError):
         s_la[...] = 0
+
+
+@pytest.mark.parametrize("n", [3, 100_000])
+def test_ufunc_outputs_by_position_are_numpys(n):
+    """`np.isinf(x, y)`, `np.cos(x, out1)`, `np.divmod(a, b, q, r)`: outputs given by
+    position are written and returned, as NumPy's; given twice, NumPy's TypeError."""
+    x = np.linspace(-2.0, 2.0, n)
+    x[0], x[-1] = -np.inf, np.inf
+    for name, ins, outs in (("isinf", (x,), (np.zeros(n, np.int64),)),
+                            ("cos", (x,), (np.zeros(n),)),
+                            ("add", (x, 1.0), (np.zeros(n),)),
+                            ("divmod", (x, 3.0), (np.zeros(n), np.zeros(n)))):
+        la_outs = tuple(la.asarray(o) for o in outs)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(*ins, *outs)
+            got = getattr(la, name)(*(la.asarray(i) if isinstance(i, np.ndarray) else i
+                                      for i in ins), *la_outs)
+        if len(outs) == 1:
+            assert got is la_outs[0]
+        else:
+            assert isinstance(got, tuple) and all(g is o for g, o in zip(got, la_outs))
+        for o, w in zip(la_outs, outs):  # (compiled cos: within an ulp, docs/semantics.md)
+            np.testing.assert_allclose(np.asarray(o), w, rtol=4e-16, atol=0)
+    with pytest.raises(TypeError, match="both a positional and keyword"):
+        la.cos(la.asarray(x), la.zeros(n), out=la.zeros(n))
