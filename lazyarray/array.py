@@ -293,6 +293,8 @@ class ufunc:
             raise TypeError(f"{self.__name__}() takes from {self.nin} to {self.nargs} positional "
                             f"arguments but {len(args)} were given")
         for o in (out if isinstance(out, tuple) else (out,)):
+            if o is not None and not isinstance(o, (Array, _ndarray)):
+                raise TypeError("return arrays must be of ArrayType")
             if type(o) is Array and not o._is_scalar() and not o._layout().flags.writeable:
                 raise ValueError("output array is read-only")  # (NumPy: before the types)
         if where is not True or kwargs or casting != "same_kind" or self._rows[0] not in OPS:

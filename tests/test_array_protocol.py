@@ -539,3 +539,8 @@ def test_ufunc_outputs_by_position_are_numpys(n):
             np.testing.assert_allclose(np.asarray(o), w, rtol=4e-16, atol=0)
     with pytest.raises(TypeError, match="both a positional and keyword"):
         la.cos(la.asarray(x), la.zeros(n), out=la.zeros(n))
+    for bad in (3, [1.0] * n):  # an output that is not an array: NumPy's TypeError, not a crash
+        with pytest.raises(TypeError, match="ArrayType"):
+            la.add(la.asarray(x), 1.0, bad)
+        with pytest.raises(TypeError, match="ArrayType"):
+            la.add(la.asarray(x), 1.0, out=bad)
