@@ -1376,9 +1376,9 @@ def _scalar_check_needed(value: "Array", dtype: np.dtype) -> bool:
     """Whether writing the scalar `value` into an array of `dtype` is a conversion NumPy
     checks element by element (a float or complex into ints, an int into a narrower int,
     a complex into reals): then NumPy needs the value at the write."""
-    if value.dtype == dtype or np.can_cast(value.dtype, dtype, "safe"):
-        return False
-    return (dtype.kind in "iu" or value.dtype.kind == "c") and value._is_scalar()
+    vt = value.dtype
+    return vt != dtype and (dtype.kind in "iu" or vt.kind == "c") and value._is_scalar() \
+        and not np.can_cast(vt, dtype, "safe")  # (the cheap tests first: every setitem asks)
 
 
 class Array:
