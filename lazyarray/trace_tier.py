@@ -60,7 +60,7 @@ import warnings
 import numpy as np
 
 from lazyarray import config, debug, engine, stats
-from lazyarray.codegen.body import FP_QUIET, SLOW_PATH, nonfinite_test, scalar_call
+from lazyarray.codegen.body import FP_QUIET, SLOW_PATH, loop_call, nonfinite_test, scalar_call
 from lazyarray.config import TINY, get as _config_get
 from lazyarray.graph import build
 from lazyarray.graph.node import leaf
@@ -207,6 +207,7 @@ class Program:
 
     __slots__ = (
         "dispatchers",
+        "math",
         "dtype",
         "kernel",
         "leaves",
@@ -231,6 +232,7 @@ class Program:
         # (the ones after it apply one-argument ufuncs to the sum)
         self.total = next((m for m, (op, _) in enumerate(self.steps) if op == "total"), -1)
         self.dtype = dtype(pid)
+        self.math = _config_get().math  # (its kernel's source depends on it)
         self.runs = self.sum_runs = 0
         self.kernel = self.sum_kernel = None  # launchers of compiled loops (`_launcher`)
         self.dispatchers: list = []  # theirs, which own the code they run
@@ -292,14 +294,16 @@ class Program:
         loop = self.steps if self.total < 0 else self.steps[:self.total]
         for m, (op, names) in enumerate(loop):
             args = [arg(n) for n in names]
-            if op in SLOW_PATH:  # sin, cos: the vectorizable form; huge arguments -> NumPy
-                big.append(f"        fpe += _h.trig_big({args[0]})")
+            numpy_loop = loop_call(op, args, self.math)  # NumPy's own loop, one element
+            if op in SLOW_PATH and not numpy_loop:  # sin, cos: the vectorizable form; huge
+                big.append(f"        fpe += _h.trig_big({args[0]})")  # arguments -> NumPy
             if op == "where":
                 body.append(f"        r{m} = ({args[1]} if {args[0]} else {args[2]})")
             elif op in COMPARISONS or op in LOGICAL:  # quiet: no check
                 body.append(f"        r{m} = np.bool_({scalar_call(op, args)})")
             else:
-                body.append(f"        r{m} = np.float64({scalar_call(op, args, fast=True)})")
+                call = numpy_loop or scalar_call(op, args, fast=True)
+                body.append(f"        r{m} = np.float64({call})")
             if op not in FP_QUIET and op not in COMPARISONS and op not in LOGICAL \
                     and op != "where":
                 quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
@@ -372,9 +376,10 @@ class Program:
                  f"    r{t} = 0.0 + _h.pairwise_sum(out, 0, n)"]
         for m in range(t + 1, len(self.steps)):
             op, names = self.steps[m]
-            if op in SLOW_PATH:
+            numpy_loop = loop_call(op, names, self.math)
+            if op in SLOW_PATH and not numpy_loop:
                 lines.append(f"    fpe += _h.trig_big({names[0]})")
-            lines.append(f"    r{m} = np.float64({scalar_call(op, names, fast=True)})")
+            lines.append(f"    r{m} = np.float64({numpy_loop or scalar_call(op, names, fast=True)})")
         bad = " | ".join(nonfinite_test(f"r{m}") for m in range(t, len(self.steps)))
         last = len(self.steps) - 1
         lines.append(f"    return r{last} if fpe == 0 and not ({bad}) else np.nan")
@@ -399,11 +404,12 @@ MAX_LOWERED = 4096  # programs kept lowered (with their counts and kernels); bey
 
 
 def _program(pid: int) -> Program:
+    """The program `pid` lowers to, under the `math` option in effect."""
     prog = _PROGRAMS.get(pid)
-    if prog is None:
+    if prog is None or prog.math != _config_get().math:
         if len(_PROGRAMS) >= MAX_LOWERED:
             _PROGRAMS.clear()
-        prog = _PROGRAMS.setdefault(pid, Program(pid))
+        prog = _PROGRAMS[pid] = Program(pid)
     return prog
 
 
@@ -484,7 +490,7 @@ def force(tr: tuple) -> np.ndarray:
     """The value of the trace `tr` (a fresh array of the trace's shape), computed under the
     NumPy error state it was recorded in (which only NumPy's calls depend on: the kernel
     counts the elements to recheck, and those are run on NumPy under that state)."""
-    prog = _PROGRAMS.get(tr[0]) or _program(tr[0])
+    prog = _program(tr[0])
     launch = prog.kernel
     if prog.total >= 0:  # a total: a NumPy float64 scalar, as np.sum and the ufuncs give
         if launch is not None:
@@ -534,7 +540,7 @@ def _under(ext, fn, *args):
 def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
     """The 1-D trace `tr`'s value and its `np.add.reduce` (what `np.sum` gives, bit for bit),
     from one loop once the program's summing loop is compiled."""
-    prog = _PROGRAMS.get(tr[0]) or _program(tr[0])
+    prog = _program(tr[0])
     launch = prog.sum_kernel
     if launch is not None:
         _trace_kernel_run()

@@ -152,6 +152,14 @@ def compiled():
         yield
 
 
+@pytest.fixture
+def fast_math():
+    """Compiled float math by lazyarray's own formulas (`math="fast"`): the tests of those
+    formulas' accuracy and code (the default calls NumPy's loops: tests/test_numpy_loops.py)."""
+    with la.options(math="fast"):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _quiet_numpy():
     """NumPy warns on overflow, division by zero, invalid values...; the

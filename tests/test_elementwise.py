@@ -671,6 +671,7 @@ EXP_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 709.782712893384, 709.782712893
              88.72284, -103.97, -87.33, 1.0, -1.0, 0.5]
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_exp_is_within_an_ulp(dtype):
     """The CPU kernels' exp is lazyarray's own vectorizable polynomial (no libm call): within
@@ -701,6 +702,7 @@ def _check_exp(dtype):
         assert _ulp_distance(got, exact).max() <= 1
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("scalef", [False, True])
 def test_both_forms_of_exp_are_within_an_ulp(scalef):
     """Kernels scale exp's result by llvm.ldexp (vscalefpd) where the CPU has AVX-512 and by
@@ -726,6 +728,7 @@ def test_both_forms_of_exp_are_within_an_ulp(scalef):
     assert np.array_equal(np.isinf(got), np.isinf(want)) and np.array_equal(got == 0, want == 0)
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("scalef", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_exp_of_a_nonpositive_argument_is_exp(scalef, dtype):
@@ -858,6 +861,7 @@ def _vmath_inputs(name, dtype, n=100_000):
         return x.astype(dtype)
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", sorted(VMATH))
 def test_compiled_vmath_is_within_an_ulp(name, dtype):
@@ -902,6 +906,7 @@ def test_compiled_vmath_is_within_an_ulp(name, dtype):
     assert np.array_equal(np.isinf(got), np.isinf(want))
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_arctan2_is_within_an_ulp(dtype):
     """arctan2 (lazyarray's own: the quotient as a double-double, then arctan's reduction):
@@ -949,6 +954,7 @@ POW_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.0, -1.0, 2.0, -2.0, 
              1023.0, 1024.0, -1074.0, -1075.0, 0.9999999999999999, 1.0000000000000002]
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_power_is_within_an_ulp(dtype):
     """power of floats (lazyarray's own: log|x| as a double-double, exp of the product):
@@ -1010,6 +1016,7 @@ def test_compiled_power_warns_as_numpy():
         assert np.isinf(got).all()
 
 
+@pytest.mark.usefixtures("fast_math")
 def test_compiled_log2_of_a_power_of_two_is_exact():
     """log2(2**k) is k and log10(10**k) NumPy's value, bit for bit, for every k a double
     holds (subnormal powers of two included)."""
@@ -1021,6 +1028,7 @@ def test_compiled_log2_of_a_power_of_two_is_exact():
     np.testing.assert_array_equal(got10, np.log10(p10))
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("name", sorted(VMATH))
 @settings(max_examples=30, deadline=None)
 @given(x=hnp.arrays(np.float64, st.integers(1, 200),
@@ -1055,6 +1063,7 @@ def test_compiled_vmath_hypothesis(name, x):
 _BIG_MATH_SAMPLE = ("power", "arctan2", "arccosh", "expm1", "tan_fast")
 
 
+@pytest.mark.usefixtures("fast_math")
 @pytest.mark.parametrize("name", [
     pytest.param(n, marks=() if n in _BIG_MATH_SAMPLE else pytest.mark.slow)
     for n in ("power", "arctan2", "cbrt", "exp2", "expm1", "tan_fast", "arcsin", "arccos",
@@ -1088,6 +1097,7 @@ def test_big_math_is_inlined_by_llvm_and_vectorizes(name):
     assert re.search(r"<(4|8) x double>", ir)
 
 
+@pytest.mark.usefixtures("fast_math")
 def test_compiled_trig_huge_arguments_in_fused_blocks():
     """Huge arguments scattered through blocks of a fused 1-d loop, a 2-d strided loop, a
     reduction and a nested sin(cos(...)): each element as NumPy has it (within an ulp; the

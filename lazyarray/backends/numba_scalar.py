@@ -26,6 +26,8 @@ from lazyarray.backends.numba_log import (  # noqa: F401
 from lazyarray.backends.numba_loops import (  # noqa: F401
     PAIRWISE_BLOCK, SCRATCH, carray, max_step, min_step, pairwise_sum, prefetch, scratch,
     store_stream, stream, stream_fence, stream_head, sum_step)
+from lazyarray.backends.numba_ufunc import BLOCK as _NUMPY_BLOCKS
+from lazyarray.backends.numba_ufunc import ELEMENT as _NUMPY_ELEMENTS
 from lazyarray.backends.numba_trig import (  # noqa: F401
     TRIG_BIG, arccos, arcsin, arctan, arctan2, cos, cos_fast, sin, sin_fast, tan, tan_fast,
     trig_big)
@@ -379,3 +381,7 @@ def _inlined_by_llvm(stub, nin: int):
 
 for _name, _nin in _INLINED_BY_LLVM.items():
     globals()[_name] = _inlined_by_llvm(globals()[_name], _nin)
+
+# NumPy's own loops (`numpy_loop_<op>`, `numpy_block_<op>`; backends/numba_ufunc.py)
+globals().update(_NUMPY_ELEMENTS)
+globals().update(_NUMPY_BLOCKS)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from lazyarray import config
 from lazyarray.ir.hlo import Module
+from lazyarray.ops.loops import has_loop
 from lazyarray.ops.table import OPS, REDUCTIONS, having
 from lazyarray.codegen.layout import Spec
 
@@ -60,9 +62,24 @@ VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log
                 "_h.arctan2(", "_h.arcsin(", "_h.arccos(", "_h.exp2(", "_h.tan(")
 
 
+def numpy_loop(comp: Module, i: int) -> bool:
+    """Does instruction i call NumPy's own loop (ops/loops.py)? Float math of the
+    `numpy_loop` rows on operands of the result's dtype, where this NumPy's loop was found,
+    unless the `math="fast"` option asks for lazyarray's own formulas."""
+    ins = comp.instrs[i]
+    return (ins.opcode in _NUMPY_LOOP and ins.dtype.kind == "f"
+            and all(comp.instrs[o].dtype == ins.dtype for o in ins.operands)
+            and has_loop(ins.opcode, ins.dtype) and config.get().math == "numpy")
+
+
+_NUMPY_LOOP = having("numpy_loop")
+
+
 def expr_of(comp: Module, i: int, fast: bool = False) -> str:
     ins = comp.instrs[i]
     args = [f"x{o}" for o in ins.operands]
+    if numpy_loop(comp, i):  # one element through NumPy's loop (blocks: `vector_block`)
+        return f"{np_type(ins.dtype)}(_h.numpy_loop_{ins.opcode}({', '.join(args)}))"
     if ins.opcode == "convert":
         src = comp.instrs[ins.operands[0]].dtype
         if ins.dtype.kind == "b":
@@ -75,6 +92,14 @@ def expr_of(comp: Module, i: int, fast: bool = False) -> str:
     if ins.opcode == "exp" and _sign(comp, ins.operands[0]) < 0:  # (exp(-(x - y)**2))
         return f"{np_type(ins.dtype)}(_h.exp_nonpositive({args[0]}))"
     return f"{np_type(ins.dtype)}({scalar_call(ins.opcode, args, fast)})"
+
+
+def loop_call(name: str, args: list[str], math: str, dtype: str = "float64") -> str | None:
+    """`_h.numpy_loop_<name>(args)` (NumPy's own loop on one element of `dtype`) where the
+    op calls NumPy's loop under the `math` option; else None."""
+    if math == "numpy" and name in _NUMPY_LOOP and has_loop(name, dtype):
+        return f"_h.numpy_loop_{name}({', '.join(args)})"
+    return None
 
 
 def scalar_call(name: str, args: list[str], fast: bool = False) -> str:
@@ -328,7 +353,79 @@ def ancestors(comp: Module, spec: Spec, roots, stop=frozenset()) -> set[int]:
 def slow_path_instrs(comp: Module, spec: Spec, roots, skip: set[int]) -> list[int]:
     return sorted(i for i in ancestors(comp, spec, roots)
                   if i not in skip and comp.instrs[i].opcode in SLOW_PATH
-                  and comp.instrs[i].dtype.kind == "f")
+                  and comp.instrs[i].dtype.kind == "f" and not numpy_loop(comp, i))
+
+
+def loop_instrs(comp: Module, spec: Spec, roots, skip: set[int]) -> list[int]:
+    """The instructions computing `roots` that call NumPy's loops (`numpy_loop`)."""
+    return sorted(i for i in ancestors(comp, spec, roots)
+                  if i not in skip and numpy_loop(comp, i))
+
+
+def _loop_levels(comp: Module, spec: Spec, calls: list[int]) -> list[list[int]]:
+    """`calls` (instructions calling NumPy's loops) by level: those whose operands need no
+    other call first, then those that need only the first level's, ... (exp(sin(x)): two)."""
+    level: dict[int, int] = {}
+    for i in calls:  # (in program order: operands first)
+        below = ancestors(comp, spec, comp.instrs[i].operands, stop=set(calls)) & set(calls)
+        level[i] = 1 + max((level[j] for j in below), default=-1)
+    return [[i for i in calls if level[i] == k] for k in range(max(level.values()) + 1)]
+
+
+def _loop_operands(comp: Module, calls: list[int]) -> dict[tuple[int, int], str]:
+    """(call, operand position) -> the buffer holding that operand in a block: the result
+    buffer `tb<j>` of the call j it is, else its own `ta<i>_<k>`."""
+    return {(i, k): f"tb{o}" if o in calls else f"ta{i}_{k}"
+            for i in calls for k, o in enumerate(comp.instrs[i].operands)}
+
+
+def loop_checks(comp: Module, calls: list[int], where: dict, result: str, head: str,
+                q: str) -> list[str]:
+    """A loop `head` checking the results of NumPy's loops `calls` (buffers `result`.format(i),
+    operands in `where[(i, k)]`) for floating-point events, as `fp_check`."""
+    body = []
+    for i in calls:
+        check = fp_check(comp, i)
+        if check is not None:
+            body += [f"x{o} = {where[(i, k)]}[{q}]"
+                     for k, o in enumerate(comp.instrs[i].operands)]
+            body += [f"x{i} = {result.format(i)}[{q}]", f"fpf |= {check}"]
+    return [head, *indent(body, 1)] if body else []
+
+
+def _numpy_loop_block(comp: Module, spec: Spec, idx: list[str], loop: list[str], count: str,
+                      skip: set[int], roots, tail: list[str], calls: list[int], loose: bool,
+                      split: bool) -> list[str]:
+    """`vector_block` with calls of NumPy's loops: per level of calls (`_loop_levels`), a loop
+    over the block computing their operands into buffers `ta<i>_<k>`, then one call per
+    instruction over the block (`_h.numpy_block_<op>`) into `tb<i>`; then the rest of the body
+    reading `tb<i>`. Everything is read before anything is stored (donated buffers)."""
+    where = _loop_operands(comp, calls)
+    done: list[int] = []
+    lines: list[str] = []
+    for level in _loop_levels(comp, spec, calls):
+        fill = {(i, k): o for i in level for k, o in enumerate(comp.instrs[i].operands)
+                if o not in calls}
+        if fill:
+            need = ancestors(comp, spec, set(fill.values()), stop=set(done))
+            aliases = {o: f"{where[(j, k)]}[jj]" for j in done
+                       for k, o in enumerate(comp.instrs[j].operands) if o in need}
+            body = loop_body(comp, spec, idx, skip, only=need,
+                             subst={j: f"tb{j}[jj]" for j in done}, aliases=aliases)
+            lines += loop + indent(body + [f"{where[key]}[jj] = x{o}"
+                                           for key, o in fill.items()], 1)
+        for i in level:
+            ins = comp.instrs[i]
+            bufs = [where[(i, k)] for k in range(len(ins.operands))]
+            lines.append(f"_h.numpy_block_{ins.opcode}({', '.join(bufs)}, tb{i}, {count})")
+        lines += loop_checks(comp, level, where, "tb{}", f"for jj in range({count}):", "jj")
+        done += level
+    main = ancestors(comp, spec, roots, stop=set(calls))
+    aliases = {o: f"{where[(j, k)]}[jj]" for j in calls
+               for k, o in enumerate(comp.instrs[j].operands) if j in main}
+    return lines + loop + indent(loop_body(
+        comp, spec, idx, skip, only=main, subst={j: f"tb{j}[jj]" for j in calls},
+        aliases=aliases, loose=loose, split=split) + tail, 1)
 
 
 def vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, count: str,
@@ -350,6 +447,10 @@ def vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, c
     loop = [f"for jj in range({count}):", f"    u{d} = np.uint64({start} + jj)"]
     idx = [*idx[:d], f"u{d}", *idx[d + 1:]]
     tail = tail(idx)
+    calls = loop_instrs(comp, spec, roots, skip)
+    if calls:
+        return _numpy_loop_block(comp, spec, idx, loop, count, skip, roots, tail, calls,
+                                 loose, split)
     slow = slow_path_instrs(comp, spec, roots, skip)
     if not slow:
         return loop + indent(loop_body(comp, spec, idx, skip, loose=loose, split=split) + tail, 1)
@@ -389,7 +490,13 @@ def vector_block(comp: Module, spec: Spec, idx: list[str], d: int, start: str, c
 def block_buffers(comp: Module, spec: Spec, roots, skip: set[int],
                    size: int | None = None) -> list[str]:
     lines, size = [], size or BLOCK
-    for i in slow_path_instrs(comp, spec, roots, skip):
+    calls = loop_instrs(comp, spec, roots, skip)
+    for i in calls:  # (see `_numpy_loop_block`)
+        ins = comp.instrs[i]
+        lines += [f"ta{i}_{k} = np.empty({size}, {np_type(ins.dtype)})"
+                  for k, o in enumerate(ins.operands) if o not in calls]
+        lines.append(f"tb{i} = np.empty({size}, {np_type(ins.dtype)})")
+    for i in ([] if calls else slow_path_instrs(comp, spec, roots, skip)):
         arg = comp.instrs[comp.instrs[i].operands[0]]
         lines += [f"ta{i} = np.empty({size}, {np_type(arg.dtype)})",
                   f"tb{i} = np.empty({size}, {np_type(comp.instrs[i].dtype)})"]

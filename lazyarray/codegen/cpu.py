@@ -21,7 +21,7 @@ import numpy as np
 from lazyarray.codegen.body import (BLOCK, NONFINITE_BITS, PREFETCH_BLOCK, VECTOR_MATH, acc_dtype,
                                     ancestors, block_buffers, check_supported, epilogue_instrs,
                                     expr_of, fp_line, has_row_lanes, indent, kernel_params,
-                                    loop_body, nonfinite_test, np_type, prefetch_lines,
+                                    loop_body, loop_instrs, nonfinite_test, np_type, prefetch_lines,
                                     reduce_may_raise, reductions_of, row_lanes, scalar_loads,
                                     slow_path_instrs, stored_output, vector_block, vector_combine)
 from lazyarray.codegen.moments import render_moments
@@ -46,8 +46,9 @@ from lazyarray.codegen.layout import Spec
 # then its first index), tanh, sinh, cosh, log2, log10, arctanh, arcsinh, arccosh, cbrt as
 # lazyarray's own (`_h.tanh`, ...); ...; 30: power of floats, exp2 and tan as lazyarray's own
 # (`_h.power` no longer calls libm: the same kernel source compiles to other code); 31:
-# a whole 1-d argmax/argmin in parallel chunks
-CODEGEN_VERSION = 31
+# a whole 1-d argmax/argmin in parallel chunks; 32: float math through NumPy's own loops
+# (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py)
+CODEGEN_VERSION = 32
 
 
 def render(comp: Module, spec: Spec) -> str:
@@ -143,7 +144,8 @@ def _render_loop(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     if spec.stream and spec.rank == 1 and not _streams_direct(comp, spec, roots):
         body = _render_stream_loop(comp, spec, idx, roots)
         loop = indent(body, 1)
-    elif spec.rank and slow_path_instrs(comp, spec, roots, set()):
+    elif spec.rank and (slow_path_instrs(comp, spec, roots, set())
+                        or loop_instrs(comp, spec, roots, set())):
         return _render_blocked_loop(comp, spec, idx, stores, roots)
     else:
         body = loop_body(comp, spec, idx, set(), split=True)
@@ -310,7 +312,8 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
     epi_alias: set[int] = set()
 
-    blocked = any(m in line for line in body for m in VECTOR_MATH)
+    blocked = any(m in line for line in body for m in VECTOR_MATH) or bool(
+        loop_instrs(comp, spec, [comp.instrs[r].operands[0] for r in reds], epi))
 
     def lanes(d: int, lo: str, hi: str) -> list[str]:
         """The innermost reduced loop. Float sums, max and min (`vector_combine`): one
@@ -329,7 +332,8 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
         and the 40 elements of a 1000-long row past the last full block another 20%.)"""
         roots = [comp.instrs[r].operands[0] for r in reds]
         steps = [vector_combine(comp.instrs[r]) for r in reds]
-        if all(steps) and not (blocked and slow_path_instrs(comp, spec, roots, epi)):
+        if all(steps) and not (blocked and (slow_path_instrs(comp, spec, roots, epi)
+                                            or loop_instrs(comp, spec, roots, epi))):
             out = [f"    i{d} = np.uint64(q)", *indent(body, 1)]
             out += [f"    acc{k} = {acc_t[k]}({c.format(f'acc{k}', f'x{o}')})"
                     for k, (c, o) in enumerate(zip(steps, roots, strict=True))]
@@ -449,11 +453,13 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
 
 
 def _render_scan(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
-    """Inclusive scan along the last dim, one row per outer index (rows in parallel)."""
+    """Inclusive scan along the last dim, one row per outer index (rows in parallel). The
+    running value has the result's dtype, as NumPy's accumulate (a float32 cumsum rounds
+    to float32 at every step)."""
     (root,) = comp.outputs
     rins = comp.instrs[root]
     rdef = REDUCTIONS[rins.attr("to_apply")]
-    acc_t = np_type(acc_dtype(rdef.name, rins.dtype))
+    acc_t = np_type(rins.dtype)
     last = spec.rank - 1
     body = loop_body(comp, spec, idx, {root})
     at = ", ".join(idx)

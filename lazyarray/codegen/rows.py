@@ -20,9 +20,9 @@ Accumulation uses four lanes in a fixed order, so results do not depend on the t
 
 from __future__ import annotations
 
-from lazyarray.codegen.body import (VECTOR_MATH, ancestors, loop_body, expr_of, fp_line, indent,
-                                    nonfinite_test, reduce_may_raise, acc_dtype, np_type,
-                                    vector_combine)
+from lazyarray.codegen.body import (VECTOR_MATH, ancestors, loop_body, loop_checks, expr_of,
+                                    fp_line, indent, nonfinite_test, numpy_loop,
+                                    reduce_may_raise, acc_dtype, np_type, vector_combine)
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ops.table import REDUCTIONS
 from lazyarray.passes.fusion import is_cheap
@@ -90,10 +90,15 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
         return out
 
     lines += row_values()
+    called: set[int] = set()  # NumPy's loops computed for the row into `scr<i>` so far
     for n, roots in enumerate(passes):
         stop = row | {i for i in scratch if first[i] < n}
+        alloc, pre = _row_calls(comp, spec, roots, stop, called, scratch, first, n)
+        lines = alloc + lines + pre
+        stop |= called
         need = ancestors(comp, spec, roots, stop) - stop
         aliases = {i: f"scr{i}[i1]" for i in scratch if first[i] < n and i in raw[n]}
+        aliases.update({i: f"scr{i}[i1]" for i in called})
         store = [f"scr{i}[i1] = x{i}" for i in sorted(scratch) if first[i] == n]
         if n < len(reds):
             r = reds[n]
@@ -107,6 +112,49 @@ def render_rows(comp: Module, spec: Spec) -> list[str]:
             lines += ["for i1 in range(n1):", *indent(body + store, 1)]
     lines += [f"out{k}[i0] = x{o}" for k, o in row_outs]
     return indent(["for i0 in prange(n0):", *indent(lines, 1)], 1)
+
+
+def _row_calls(comp: Module, spec: Spec, roots, stop: set[int], called: set[int],
+               scratch: set[int], first: dict, n: int) -> tuple[list[str], list[str]]:
+    """The instructions of pass n calling NumPy's loops (`numpy_loop`), computed for the whole
+    row before the pass: their operands into row buffers `rta<i>_<k>`, then one call each into
+    `scr<i>` (a level at a time: exp(sin(x)) calls sin first), then their checks. Adds them to
+    `called`; returns (buffers to allocate once per thread, the lines)."""
+    alloc, lines = [], []
+    while True:
+        calls = sorted(i for i in ancestors(comp, spec, roots, stop | called) - stop - called
+                       if numpy_loop(comp, i))
+        ready = [i for i in calls if not (ancestors(comp, spec, comp.instrs[i].operands,
+                                                    stop | called) & (set(calls) - {i}))]
+        if not ready:
+            return alloc, lines
+        where = {}
+        fill = {}
+        for i in ready:
+            for k, o in enumerate(comp.instrs[i].operands):
+                if o in called or (o in scratch and first[o] < n):
+                    where[(i, k)] = f"scr{o}"
+                else:
+                    where[(i, k)] = f"rta{i}_{k}"
+                    fill[(i, k)] = o
+            alloc.append(f"scr{i} = np.empty(n1, {np_type(comp.instrs[i].dtype)})")
+        alloc += [f"rta{i}_{k} = np.empty(n1, {np_type(comp.instrs[o].dtype)})"
+                  for (i, k), o in fill.items()]
+        if fill:
+            inner = stop | called
+            need = ancestors(comp, spec, set(fill.values()), inner) - inner
+            aliases = {i: f"scr{i}[i1]" for i in called}
+            aliases.update({i: f"scr{i}[i1]" for i in scratch if first[i] < n})
+            body = loop_body(comp, spec, ["i0", "i1"], set(), only=need, aliases={
+                a: v for a, v in aliases.items() if a in ancestors(
+                    comp, spec, set(fill.values()), inner)})
+            lines += ["for i1 in range(n1):", *indent(
+                body + [f"{where[key]}[i1] = x{o}" for key, o in fill.items()], 1)]
+        for i in ready:
+            bufs = ", ".join(where[(i, k)] for k in range(len(comp.instrs[i].operands)))
+            lines.append(f"_h.numpy_block_{comp.instrs[i].opcode}({bufs}, scr{i}, n1)")
+        lines += loop_checks(comp, ready, where, "scr{}", "for i1 in range(n1):", "i1")
+        called.update(ready)
 
 
 def _reduce_pass(comp: Module, spec: Spec, idx: list[str], r: int, need: set[int],

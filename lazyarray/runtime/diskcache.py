@@ -21,6 +21,7 @@ import numpy as np
 from lazyarray import config
 from lazyarray.backends import vector_width
 from lazyarray.codegen.cpu import CODEGEN_VERSION
+from lazyarray.ops.loops import loops_tag
 from lazyarray.version import __version__
 
 log = logging.getLogger("lazyarray")
@@ -31,14 +32,15 @@ PREFIX = "lazyarray_kernel_"
 # hashes their source in this order. A new helper module belongs here.
 HELPER_MODULES = ("lazyarray.backends.numba_scalar", "lazyarray.backends.numba_fp",
                   "lazyarray.backends.numba_exp", "lazyarray.backends.numba_log",
-                  "lazyarray.backends.numba_trig", "lazyarray.backends.numba_loops")
+                  "lazyarray.backends.numba_trig", "lazyarray.backends.numba_loops",
+                  "lazyarray.backends.numba_ufunc", "lazyarray.ops.loops")
 
 
 @functools.lru_cache(maxsize=1)
 def version_tag() -> str:
     """Everything that changes machine code for the same kernel source: the versions, the
     scalar helpers kernels call (Numba's cache does not see changes in called modules), and
-    the vector width of large-launch kernels."""
+    the vector width of large-launch kernels, and which of NumPy's loops kernels call."""
     import hashlib
     import importlib.util
 
@@ -52,7 +54,7 @@ def version_tag() -> str:
     helpers = digest.hexdigest()[:8]
     wide = "-v512" if vector_width.enabled() else ""
     return (f"lazyarray-{__version__}-numba{numba_version}-llvmlite{llvmlite_version}"
-            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}{wide}")
+            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}-l{loops_tag()}{wide}")
 
 
 def _dist_version(name: str) -> str:

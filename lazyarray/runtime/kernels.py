@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lazyarray import stats
+from lazyarray import config, stats
 from lazyarray.codegen.body import Unsupported
 from lazyarray.codegen.cpu import CODEGEN_VERSION, render
 from lazyarray.codegen.layout import Launch
@@ -91,7 +91,7 @@ class Trace:
 
 
 MAX_KERNELS_IN_MEMORY = 2048  # least recently used kernels beyond this are dropped
-cache: OrderedDict[tuple, KernelEntry] = OrderedDict()  # (masked text, Spec) -> entry
+cache: OrderedDict[tuple, KernelEntry] = OrderedDict()  # (masked text, Spec, math) -> entry
 cache_lock = threading.Lock()
 
 
@@ -118,7 +118,7 @@ def nearest_difference(comp: Module, spec, limit: int = 256) -> str:
     text = _masked_text(comp)
     with cache_lock:
         keys = [k for k in reversed(cache) if k[1].kind == spec.kind][:limit]
-    keys = [k for k in keys if k != (text, spec)]
+    keys = [k for k in keys if k[:2] != (text, spec)]
     if not keys:
         return f"no cached {spec.kind} kernel to compare with"
     lines = text.splitlines()
@@ -136,14 +136,16 @@ def kernel_entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
     """(the cache's entry for this fusion and launch layout, whether it was cached): a new
     entry holds the rendered source (or why the code generator declined), no kernel yet."""
     masked = _masked_text(comp)
-    k = (masked, launch.spec)
+    math = config.get().math  # (the code generator reads it: codegen/body.numpy_loop)
+    k = (masked, launch.spec, math)
     with cache_lock:
         e = cache.get(k)
         if e is not None:
             cache.move_to_end(k)
     if e is not None:
         return e, True
-    key = hashlib.sha256(f"{CODEGEN_VERSION}\n{masked}\n{launch.spec}".encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        f"{CODEGEN_VERSION}\n{masked}\n{launch.spec}\n{math}".encode()).hexdigest()[:24]
     try:
         e = KernelEntry(key, render(comp, launch.spec))
     except Unsupported as why:
@@ -157,7 +159,7 @@ def kernel_entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
 
 def is_cached(comp: Module, launch: Launch) -> bool:
     with cache_lock:
-        return (_masked_text(comp), launch.spec) in cache
+        return (_masked_text(comp), launch.spec, config.get().math) in cache
 
 
 def build_kernel(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:

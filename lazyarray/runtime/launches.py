@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lazyarray import stats
+from lazyarray import config, stats
 from lazyarray.codegen.layout import Launch, plan
 from lazyarray.ir.hlo import Instr, Module
 from lazyarray.runtime import dispatch, pool
@@ -83,8 +83,10 @@ PREPARED_LAYOUTS = 8  # remembered operand layouts per computation
 
 
 def layout_key(operands: list, serial: bool, in_place: bool = False) -> tuple | None:
+    """The key of a prepared launch: the operand layouts, and the options its kernel
+    depends on (the `math` option chooses the kernel's source)."""
     try:
-        return (serial, in_place, *map(_LAYOUT, operands))
+        return (serial, in_place, config.get().math, *map(_LAYOUT, operands))
     except AttributeError:
         return None
 
