@@ -1381,6 +1381,18 @@ def _scalar_check_needed(value: "Array", dtype: np.dtype) -> bool:
         and not np.can_cast(vt, dtype, "safe")  # (the cheap tests first: every setitem asks)
 
 
+def _constructed(shape, dtype, buffer_, offset, strides, order) -> Node:
+    """`ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None)`, NumPy's
+    low-level constructor: over a copy of `buffer` (an Array's values, or any object with the
+    buffer protocol), else zeros (as `empty`: semantics.md, deviations 1 and 4)."""
+    if type(buffer_) is Array:
+        buffer_ = np.asarray(buffer_)
+    view = _ndarray(shape, float if dtype is None else dtype, buffer_, offset, strides, order)
+    if buffer_ is None:
+        view.fill(0)
+    return buffer(view.copy(order="K"))
+
+
 class Array:
     """A lazy n-dimensional array (lazyarray's ``ndarray``).
 
@@ -1391,7 +1403,10 @@ class Array:
     __slots__ = ("__weakref__", "_base", "_chain", "_proxy", "_st", "_tr", "_val", "_vnode")
     __array_priority__ = 100.0
 
-    def __init__(self, node: Node):
+    def __init__(self, node: Node, dtype=None, buffer=None, offset=0, strides=None,
+                 order=None):
+        if type(node) is not Node:  # NumPy's constructor: ndarray(shape, dtype, buffer, ...)
+            node = _constructed(node, dtype, buffer, offset, strides, order)
         self._st = Storage(node)
         # an eager-tier result, until a Storage is needed: its value, an ndarray or (0-d) a
         # NumPy scalar, whose arithmetic costs a tenth of a 0-d array's

@@ -284,3 +284,27 @@ def test_large_int_aranges_filled_by_all_threads(args):
         assert_like_numpy(a, want)
         del a
         assert_like_numpy(la.arange(*args), np.arange(*args))
+
+
+def test_ndarray_constructor_is_numpys():
+    """`np.ndarray(shape, dtype=..., buffer=..., offset=..., strides=..., order=...)`, the
+    constructor NumPy benchmark code calls: NumPy's shape, dtype, layout and values (zeros
+    without a buffer, as `empty`), NumPy's errors; the buffer is copied (deviation 1)."""
+    a = la.ndarray(5, dtype=np.float64)
+    assert type(a) is la.ndarray and a.shape == (5,) and a.dtype == np.float64
+    assert np.array_equal(a, np.zeros(5))
+    f = la.ndarray((2, 3), dtype="int32", order="F")
+    assert f.dtype == np.int32 and f.flags.f_contiguous and not f.flags.c_contiguous
+    buf = np.arange(12.0)
+    got = la.ndarray((2, 3), buffer=buf, offset=8, strides=(48, 8))
+    want = np.ndarray((2, 3), buffer=buf, offset=8, strides=(48, 8))
+    assert np.array_equal(got, want) and got.dtype == want.dtype
+    buf[1] = -1.0  # a copy: later changes to the buffer are not seen
+    assert float(got[0, 0]) == 1.0
+    assert np.array_equal(la.ndarray((3,), buffer=la.arange(3.0)), [0.0, 1.0, 2.0])
+    assert la.ndarray((2,)).dtype == np.float64
+    for args, kwargs in [(((-1,),), {}), (((4,),), {"buffer": np.arange(2.0)})]:
+        with pytest.raises(Exception) as want_err:
+            np.ndarray(*args, **kwargs)
+        with pytest.raises(want_err.type):
+            la.ndarray(*args, **kwargs)
