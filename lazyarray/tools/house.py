@@ -48,6 +48,7 @@ LAYERS = (
                       "_export_elementwise")),  # graph building, HLO, passes, StableHLO text
     ("kernels", ("codegen", "backends.numba_scalar", "backends.numba_fp", "backends.numba_exp",
                  "backends.numba_log", "backends.numba_trig", "backends.numba_loops",
+                 "backends.numba_ufunc",
                  "backends.numba_cpu", "backends.cuda_scalar", "backends.vector_width")),
     # code generators and the scalar helpers their kernels call
     ("runtime", ("runtime", "debug", "replay")),  # executor, kernel cache, versions, BLAS
