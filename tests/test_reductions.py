@@ -414,19 +414,25 @@ def test_reductions_over_vectorized_blocks(compiled, shape, axis):
     np.testing.assert_allclose(np.asarray(m), np.exp(x).max(axis=axis), rtol=5e-16)
 
 
-@pytest.mark.parametrize("m", [1, 63, 64, 65, 1000])
-def test_vectorized_block_sum_order(compiled, m):
-    """The documented order of a row sum of sin (BLOCK lanes, for the fix-up pass of huge
-    arguments): element q into lane q mod 64, the lanes halved (lane j + lane j + w,
-    w = 32 ... 1), then added to 0: bit for bit, so it does not depend on the thread count."""
+@pytest.mark.parametrize("math", ["numpy", "fast"])
+@pytest.mark.parametrize("m", [1, 63, 64, 65, 257, 1000])
+def test_vectorized_block_sum_order(compiled, m, math):
+    """The documented order of a row sum of sin (BLOCK lanes: NumPy's loop is called a block
+    at a time, as lazyarray's own sin has its fix-up pass of huge arguments): element q into
+    lane q mod L, the lanes halved (lane j + lane j + w, w = L/2 ... 1), then added to 0: bit
+    for bit, so it does not depend on the thread count. L is CALL_BLOCK (256) where the
+    kernel calls NumPy's loop, BLOCK (64) for lazyarray's own sin."""
+    from lazyarray.codegen import body, cpu
+    lanes_n = cpu.CALL_BLOCK if math == "numpy" else body.BLOCK
     x = np.random.default_rng(3).uniform(-3, 3, (37, m))
-    v = np.asarray(la.sin(la.asarray(x)))  # the same sin values as the fused kernel's
-    got = np.asarray(la.sin(la.asarray(x)).sum(axis=1))
-    lanes = np.zeros((37, 64))
-    for q in range(0, m, 64):
-        blk = v[:, q:q + 64]
+    with la.options(math=math):
+        v = np.asarray(la.sin(la.asarray(x)))  # the same sin values as the fused kernel's
+        got = np.asarray(la.sin(la.asarray(x)).sum(axis=1))
+    lanes = np.zeros((37, lanes_n))
+    for q in range(0, m, lanes_n):
+        blk = v[:, q:q + lanes_n]
         lanes[:, :blk.shape[1]] = lanes[:, :blk.shape[1]] + blk
-    w = 32
+    w = lanes_n // 2
     while w:
         lanes[:, :w] = lanes[:, :w] + lanes[:, w:2 * w]
         w //= 2

@@ -47,8 +47,8 @@ from lazyarray.codegen.layout import Spec
 # lazyarray's own (`_h.tanh`, ...); ...; 30: power of floats, exp2 and tan as lazyarray's own
 # (`_h.power` no longer calls libm: the same kernel source compiles to other code); 31:
 # a whole 1-d argmax/argmin in parallel chunks; 32: float math through NumPy's own loops
-# (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py)
-CODEGEN_VERSION = 32
+# (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py), in blocks of CALL_BLOCK
+CODEGEN_VERSION = 33
 
 
 def render(comp: Module, spec: Spec) -> str:
@@ -112,6 +112,14 @@ def _nest(dims: list[int], var: str, parallel: bool) -> list[str]:
 
 
 SUPERBLOCK = 64 * BLOCK  # elements per parallel iteration of a blocked 1-d loop
+CALL_BLOCK = 256  # elements per block of a kernel calling NumPy's loops (`block_size`)
+
+
+def block_size(comp: Module, spec: Spec, roots, skip: set[int]) -> int:
+    """Elements per block of a blocked loop or of a reduction's BLOCK lanes: CALL_BLOCK
+    when the block calls NumPy's loops (each call, and the check loop after it, then covers
+    more elements), else BLOCK."""
+    return CALL_BLOCK if loop_instrs(comp, spec, roots, skip) else BLOCK
 
 
 def _row_maxima(nest: list[str], body: list[str]) -> list[str]:
@@ -263,19 +271,20 @@ def _render_blocked_loop(comp: Module, spec: Spec, idx: list[str], stores, roots
     """The innermost dim in blocks of BLOCK (see `vector_block`); a 1-d loop runs its
     blocks in parallel SUPERBLOCK elements at a time (one set of buffers per superblock)."""
     last = spec.rank - 1
-    bufs = block_buffers(comp, spec, roots, set())
-    block = vector_block(comp, spec, idx, last, "qb", f"min({BLOCK}, n{last} - qb)", set(),
+    size = block_size(comp, spec, roots, set())
+    bufs = block_buffers(comp, spec, roots, set(), size)
+    block = vector_block(comp, spec, idx, last, "qb", f"min({size}, n{last} - qb)", set(),
                           roots, stores)
     if spec.rank == 1:
         lines = [f"for qs in prange((n0 + {SUPERBLOCK - 1}) // {SUPERBLOCK}):",
                  *indent(bufs, 1),
                  (f"    for qb in range(qs * {SUPERBLOCK}, min(n0, (qs + 1) * {SUPERBLOCK}), "
-                  f"{BLOCK}):"),
+                  f"{size}):"),
                  *indent(block, 2)]
         return indent(lines, 1)
     nest = _nest(list(range(last)), "i", True)  # buffers once per outermost iteration
     lines = [nest[0], *indent(bufs, 1), *nest[1:],
-             *indent([f"for qb in range(0, n{last}, {BLOCK}):", *indent(block, 1)], last)]
+             *indent([f"for qb in range(0, n{last}, {size}):", *indent(block, 1)], last)]
     return indent(lines, 1)
 
 
@@ -362,20 +371,21 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
     def blocked_lanes(d: int, lo: str, hi: str) -> list[str]:
         roots = [comp.instrs[r].operands[0] for r in reds]
         ks = range(len(reds))
+        blk = block_size(comp, spec, roots, epi)  # lanes: one per element of a block
         into = lambda _: [  # noqa: E731
             f"accb{k}[jj] = {acc_t[k]}({combine[k].format(f'accb{k}[jj]', f'x{o}')})"
             for k, o in enumerate(roots)]
         # np.empty in a prange body is hoisted (once per thread); np.full would not be
-        out = [f"accb{k} = np.empty({BLOCK}, {acc_t[k]})" for k in ks]
-        out += [f"for jj in range({BLOCK}):", *(f"    accb{k}[jj] = init{k}" for k in ks)]
-        out += block_buffers(comp, spec, roots, epi)
-        out.append(f"qt = {lo} + ({hi} - ({lo})) // {BLOCK} * {BLOCK}")
-        out.append(f"for qb in range({lo}, qt, {BLOCK}):")
-        out += indent(vector_block(comp, spec, idx, d, "qb", str(BLOCK), epi, roots, into,
+        out = [f"accb{k} = np.empty({blk}, {acc_t[k]})" for k in ks]
+        out += [f"for jj in range({blk}):", *(f"    accb{k}[jj] = init{k}" for k in ks)]
+        out += block_buffers(comp, spec, roots, epi, blk)
+        out.append(f"qt = {lo} + ({hi} - ({lo})) // {blk} * {blk}")
+        out.append(f"for qb in range({lo}, qt, {blk}):")
+        out += indent(vector_block(comp, spec, idx, d, "qb", str(blk), epi, roots, into,
                                      loose=True), 1)
         out += vector_block(comp, spec, idx, d, "qt", f"{hi} - qt", epi, roots, into,
                              loose=True)
-        out += [f"w = {BLOCK // 2}", "while w:", "    for jj in range(w):"]
+        out += [f"w = {blk // 2}", "while w:", "    for jj in range(w):"]
         out += [f"        accb{k}[jj] = {acc_t[k]}("
                 f"{combine[k].format(f'accb{k}[jj]', f'accb{k}[jj + w]')})" for k in ks]
         out.append("    w //= 2")
