@@ -154,7 +154,9 @@ def from_dask(darr, /) -> Array:
 def cache_info() -> dict:
     """Counters: hits, misses (in-memory kernel cache), compiles, disk_hits, disk_writes,
     kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
-    updates_copied (writes into the old buffer / into a new version), updates_fused (writes
+    updates_copied (writes into the old buffer / into a new version, the rest copied from
+    the old one), updates_filled (writes into a new version whose old one was a constant:
+    `zeros_like(a)` then `z[0] = ...`, the rest filled, no buffer copied), updates_fused (writes
     stored by the kernel computing their value), buffers_donated, library_calls, eager_ops
     (operations on tiny arrays: run at once, or recorded in a trace), trace_kernel_runs
     (traces computed by their compiled loop, see lazyarray/trace_tier.py), trace_compiles and

@@ -155,16 +155,30 @@ def load_base(comp: Module, i: int) -> int:
 # fresh (pooled) buffer: the elements outside the region copied, the region stored by the
 # kernel, which reads the old buffer only -- read once, written once.
 def hazard(launch: Launch, base: np.ndarray) -> bool:
-    """Does the kernel read `base` anywhere but at the very element it stores?"""
+    """Does the kernel read an element of `base` that it stores, other than at the very
+    element it stores? A read of `base` outside the written region is no hazard (the
+    tridiagonal solve's `cp[..., k] = c[..., k] / (b[..., k] - a[..., k] * cp[..., k - 1])`:
+    column k - 1 is read, column k written); regions are compared exactly
+    (`np.shares_memory`, within a bounded effort: beyond it, a hazard)."""
     offset, st = launch.region
     item = base.dtype.itemsize
     at = base.__array_interface__["data"][0] + offset * item
     here = (tuple(launch.sizes), tuple(s * item for s in st))
+    region = None
     for a in launch.views:
         if np.may_share_memory(a, base) and (
                 (a.shape, a.strides) != here or a.__array_interface__["data"][0] != at):
-            return True
+            if region is None:
+                region = strided_view(base.reshape(-1), offset, launch.sizes or (1,), st or (1,))
+            try:
+                if np.shares_memory(a, region, max_work=HAZARD_WORK):
+                    return True
+            except np.exceptions.TooHardError:
+                return True
     return False
+
+
+HAZARD_WORK = 1 << 16  # bound on `np.shares_memory`'s search per read view (`hazard`)
 
 
 def new_version(comp: Module, launch: Launch, base: np.ndarray, inplace: bool,
@@ -216,13 +230,95 @@ def donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray,
     while m.instrs[b].opcode in MOVEMENT:
         b = m.instrs[b].operands[0]
     src = m.instrs[b]
-    if (last_use[o] != i or last_use[b] != i or o in m.outputs or b in m.outputs
-            or not isinstance(value, np.ndarray) or not value.flags.c_contiguous
-            or not whole_owner(value)):
+    if (o in m.outputs or b in m.outputs or not isinstance(value, np.ndarray)
+            or not value.flags.c_contiguous or not whole_owner(value)):
         return False
+    if last_use[o] != i or last_use[b] != i:
+        if b != o or not _later_reads_elsewhere(m, i, o, value):
+            return False
     if src.opcode == "parameter":
         return src.attr("index") in free
     return src.opcode != "constant" and value.flags.writeable
+
+
+def _written_base(ins) -> tuple[int, tuple, int, tuple] | None:
+    """(the operand a write stores into, the shape, offset and strides of its region), or
+    None when `ins` is not a write."""
+    if ins.opcode == "fusion" and ins.attr("kind") == "update":
+        comp = ins.value
+        root = comp.instrs[comp.outputs[0]]
+        base = ins.operands[comp.instrs[root.operands[0]].attr("index")]
+        shape = comp.instrs[root.operands[1]].shape
+        return base, shape, root.attr("offset"), root.attr("strides")
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _sliced_reads(comp: Module, k: int) -> tuple | None:
+    """The slices (per dimension, increasing) through which fusion `comp` reads its
+    parameter k, when it reads that parameter only through slices; else None."""
+    params = {j for j, ins in enumerate(comp.instrs)
+              if ins.opcode == "parameter" and ins.attr("index") == k}
+    out = []
+    for ins in comp.instrs:
+        if params.isdisjoint(ins.operands):
+            continue
+        if ins.opcode != "slice":
+            return None
+        sel = []
+        for start, stop, step in ins.attr("slices"):
+            n = len(range(start, stop, step))
+            if step < 0:  # the same elements, in increasing order
+                start, step = start + (n - 1) * step, -step
+            sel.append(slice(start, start + n * step, step) if n else slice(0, 0))
+        out.append(tuple(sel))
+    return tuple(out)
+
+
+_readers_of: dict[Module, dict] = {}  # module -> {instruction: the instructions reading it}
+
+
+def _readers(m: Module) -> dict[int, list[int]]:
+    known = _readers_of.get(m)
+    if known is None:
+        known = {}
+        for j, ins in enumerate(m.instrs):
+            for o in dict.fromkeys(ins.operands):
+                known.setdefault(o, []).append(j)
+        if len(_readers_of) >= PREPARED_COMPUTATIONS:
+            _readers_of.clear()
+        _readers_of[m] = known
+    return known
+
+
+def _later_reads_elsewhere(m: Module, i: int, o: int, value: np.ndarray) -> bool:
+    """Is i a write into `o` of which every later reader of `o` (the old version) reads,
+    through slices, only elements outside the written region (compared exactly, within a
+    bounded effort)?"""
+    written = _written_base(m.instrs[i])
+    if written is None or written[0] != o:
+        return False
+    _, shape, offset, strides = written
+    region = strided_view(value.reshape(-1), offset, shape or (1,), strides or (1,))
+    for j in _readers(m).get(o, ()):
+        if j <= i:
+            continue
+        ins = m.instrs[j]
+        if ins.opcode != "fusion" or (_written_base(ins) or (None,))[0] == o:
+            return False
+        for k, x in enumerate(ins.operands):
+            if x != o:
+                continue
+            reads = _sliced_reads(ins.value, k)
+            if reads is None:
+                return False
+            for sel in reads:
+                try:
+                    if np.shares_memory(value[sel], region, max_work=HAZARD_WORK):
+                        return False
+                except np.exceptions.TooHardError:
+                    return False
+    return True
 
 
 def whole_owner(a: np.ndarray) -> bool:

@@ -120,7 +120,7 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     if dry:
         return [writable(base) if inplace else np.empty(base.shape, base.dtype)]
     stats.bump("updates_fused")
-    stats.bump("updates_in_place" if inplace else "updates_copied")
+    stats.bump(write_count(inplace, base))
     t0 = time.perf_counter()
     try:
         if entry.source is None or launch.empty:
@@ -288,6 +288,15 @@ def execute_lean(m: Module, args: list, guard) -> tuple[list, list] | None:
     return [vals[o] for o in m.outputs], runs
 
 
+def write_count(inplace: bool, base) -> str:
+    """The counter of a write: in place, or into a new version whose rest was copied from the
+    old buffer, or filled from a constant (the old version a broadcast scalar: no buffer)."""
+    if inplace:
+        return "updates_in_place"
+    constant = isinstance(base, np.ndarray) and base.size > 1 and not any(base.strides)
+    return "updates_filled" if constant else "updates_copied"
+
+
 def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False,
             free: frozenset = frozenset()) -> list:
     """Run `m` on `args`; `free`: indices of the arguments nothing outside this execution can
@@ -356,7 +365,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                 if not (inplace or fresh):
                     copy_outside(out, base, offset, value.shape, strides)
                 vals[i] = pool.place(out, value, offset, strides)
-                stats.bump("updates_in_place" if inplace else "updates_copied")
+                stats.bump(write_count(inplace, base))
         else:
             raise AssertionError(f"unfused {op} at top level")
         for o in dead[i]:  # released at its last use: a pooled buffer is free for the next result

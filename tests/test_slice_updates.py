@@ -1,0 +1,88 @@
+"""Slice updates in place: a write touches only its region when what still reads the old
+version reads elsewhere (`runtime/buffers.hazard`, `_later_reads_elsewhere`), and copies
+whenever a reader overlaps it. Values are checked against NumPy bit for bit; the counters
+say which writes ran in place."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+
+
+def thomas(xp, a, b, c, d):
+    """A tridiagonal solve along the last axis, as climate codes write it."""
+    nz = a.shape[-1]
+    cp, dp, x = xp.zeros_like(a), xp.zeros_like(a), xp.zeros_like(a)
+    cp[..., 0] = c[..., 0] / b[..., 0]
+    dp[..., 0] = d[..., 0] / b[..., 0]
+    for k in range(1, nz):
+        denom = b[..., k] - a[..., k] * cp[..., k - 1]
+        cp[..., k] = c[..., k] / denom
+        dp[..., k] = (d[..., k] - a[..., k] * dp[..., k - 1]) / denom
+    x[..., -1] = dp[..., -1]
+    for k in range(nz - 2, -1, -1):
+        x[..., k] = dp[..., k] - cp[..., k] * x[..., k + 1]
+    return x
+
+
+@pytest.mark.parametrize("shape", [(48, 40, 12), (200, 9)])
+def test_tridiagonal_solve_copies_no_buffer(shape):
+    """Every slice update of the solve runs in place (the pending reader of column k - 1,
+    and the kernel's own read of it, are outside column k); the three first writes fill new
+    buffers from zeros; values are NumPy's."""
+    r = np.random.default_rng(0)
+    a, c, d = (r.uniform(-1, 1, shape) for _ in range(3))
+    b = 4 + r.uniform(0, 1, shape)
+    want = thomas(np, a, b, c, d)
+    with la.options(eager_threshold=0), np.errstate(all="ignore"):
+        before = la.cache_info()
+        got = np.asarray(thomas(la, *map(la.asarray, (a, b, c, d))))
+        after = la.cache_info()
+    nz = shape[-1]
+    assert got.tobytes() == want.tobytes()
+    count = {k: after[k] - before[k] for k in ("updates_copied", "updates_in_place",
+                                                "updates_filled")}
+    assert count == {"updates_copied": 0, "updates_in_place": 3 * nz - 3, "updates_filled": 3}
+
+
+@pytest.mark.parametrize("step", [1, -1, 2])
+def test_overlapping_reader_still_sees_the_old_version(step):
+    """A pending reader of a region that the write overlaps keeps the old values (the write
+    copies); one reading a disjoint region (any step, reversed too) lets it run in place."""
+    base = np.arange(60_000.0).reshape(200, 300)
+    with la.options(eager_threshold=0), np.errstate(all="ignore"):
+        x = la.asarray(base) * 1.0
+        xn = base * 1.0
+        overlap = x[:, 10:20:step] * 2.0 if step > 0 else x[:, 19:9:-1] * 2.0
+        apart = x[:, 100:150:abs(step)] + 1.0
+        x[:, 15] = -1.0
+        got_over, got_apart = np.asarray(overlap), np.asarray(apart)
+        xs = np.asarray(x)
+    want_over = xn[:, 10:20:step] * 2.0 if step > 0 else xn[:, 19:9:-1] * 2.0
+    xn2 = xn.copy()
+    xn2[:, 15] = -1.0
+    assert got_over.tobytes() == want_over.tobytes()
+    assert got_apart.tobytes() == (xn[:, 100:150:abs(step)] + 1.0).tobytes()
+    assert xs.tobytes() == xn2.tobytes()
+
+
+def test_shifted_self_assignment_reads_before_it_writes():
+    """`x[1:] = x[1:] - x[:-1]` reads the region it writes at other elements: a hazard, so
+    the write goes to a new version (NumPy's values); `x[::2] = x[1::2]` reads elsewhere
+    only: in place."""
+    base = np.linspace(0, 1, 100_000)
+    with la.options(eager_threshold=0), np.errstate(all="ignore"):
+        x = la.asarray(base) * 1.0
+        x[1:] = x[1:] - x[:-1]
+        y = la.asarray(base) * 1.0
+        before = la.cache_info()["updates_in_place"]
+        y[::2] = y[1::2] * 3.0
+        ys = np.asarray(y)
+        inplace = la.cache_info()["updates_in_place"] - before
+        xs = np.asarray(x)
+    xn = base * 1.0
+    xn[1:] = xn[1:] - xn[:-1]
+    yn = base * 1.0
+    yn[::2] = yn[1::2] * 3.0
+    assert xs.tobytes() == xn.tobytes() and ys.tobytes() == yn.tobytes()
+    assert inplace == 1
