@@ -86,3 +86,30 @@ def test_shifted_self_assignment_reads_before_it_writes():
     yn[::2] = yn[1::2] * 3.0
     assert xs.tobytes() == xn.tobytes() and ys.tobytes() == yn.tobytes()
     assert inplace == 1
+
+
+@pytest.mark.parametrize("order", ["x first", "y first"])
+def test_a_buffer_shared_by_versions_keeps_what_older_readers_read(order):
+    """In one evaluation: `x[:, 1] = ...` runs in place while `y`'s write still reads column 0
+    of the version before; a later write into column 0 of `x` must then not overwrite that
+    buffer in place before `y`'s write reads it (the older version's reader reads it there).
+    Evaluated together, in either order."""
+    a = np.arange(400.0)
+
+    def prog(xp):
+        x, y = xp.zeros((400, 300)), xp.zeros((400, 300))
+        x[:, 0] = xp.asarray(a) + 1.0
+        y[:, 0] = xp.asarray(a) + 2.0
+        d = x[:, 0] * 3.0
+        x[:, 1] = d + 1.0
+        y[:, 1] = d * 2.0
+        x[:, 0] = -5.0
+        return x, y
+
+    want = prog(np)
+    with la.options(eager_threshold=0), np.errstate(all="ignore"):
+        x, y = prog(la)
+        la.evaluate(*((x, y) if order == "x first" else (y, x)))
+        got = np.asarray(x), np.asarray(y)
+    assert got[0].tobytes() == want[0].tobytes()
+    assert got[1].tobytes() == want[1].tobytes()

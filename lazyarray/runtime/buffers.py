@@ -218,13 +218,20 @@ def _may_flag(comp: Module) -> bool:
 
 
 def donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray,
-              free: frozenset = frozenset()) -> bool:
+              free: frozenset = frozenset(), older: dict | None = None) -> bool:
     """May instruction i write into operand o's buffer (XLA's buffer donation)?
 
     A buffer this execution made (not an output), or a parameter listed in `free` (an input
     nothing outside the pending graph holds), whose last reader is i: no one can observe the
     old version any more. Operand o may be a view of all of such a buffer (a reshape): then
     the buffer it views must be neither a result nor read after i, through any view.
+
+    A write (an update) may also take a buffer that later instructions still read, when they
+    read it only through slices outside the region it writes (`_later_reads_elsewhere`: the
+    tridiagonal solve's `dp[..., k]` reads column k - 1 of the `cp` that `cp[..., k] =` wrote
+    before it): those elements are the same in both versions. `older` (per version written
+    in place, the older versions sharing its buffer) makes the readers of those older
+    versions readers of this buffer too.
     """
     b = o
     while m.instrs[b].opcode in MOVEMENT:
@@ -233,15 +240,16 @@ def donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray,
     if (o in m.outputs or b in m.outputs or not isinstance(value, np.ndarray)
             or not value.flags.c_contiguous or not whole_owner(value)):
         return False
-    if last_use[o] != i or last_use[b] != i:
-        if b != o or not _later_reads_elsewhere(m, i, o, value):
+    shared = [v for v in (older or {}).get(b, ()) if _readers(m).get(v, [-1])[-1] > i]
+    if last_use[o] != i or last_use[b] != i or shared:
+        if b != o or not _later_reads_elsewhere(m, i, (o, *shared), value):
             return False
     if src.opcode == "parameter":
         return src.attr("index") in free
     return src.opcode != "constant" and value.flags.writeable
 
 
-def _written_base(ins) -> tuple[int, tuple, int, tuple] | None:
+def _written_base(m: Module, ins) -> tuple[int, tuple, int, tuple] | None:
     """(the operand a write stores into, the shape, offset and strides of its region), or
     None when `ins` is not a write."""
     if ins.opcode == "fusion" and ins.attr("kind") == "update":
@@ -250,6 +258,9 @@ def _written_base(ins) -> tuple[int, tuple, int, tuple] | None:
         base = ins.operands[comp.instrs[root.operands[0]].attr("index")]
         shape = comp.instrs[root.operands[1]].shape
         return base, shape, root.attr("offset"), root.attr("strides")
+    if ins.opcode == "update":
+        shape = m.instrs[ins.operands[1]].shape
+        return ins.operands[0], shape, ins.attr("offset"), ins.attr("strides")
     return None
 
 
@@ -291,20 +302,20 @@ def _readers(m: Module) -> dict[int, list[int]]:
     return known
 
 
-def _later_reads_elsewhere(m: Module, i: int, o: int, value: np.ndarray) -> bool:
-    """Is i a write into `o` of which every later reader of `o` (the old version) reads,
-    through slices, only elements outside the written region (compared exactly, within a
-    bounded effort)?"""
-    written = _written_base(m.instrs[i])
-    if written is None or written[0] != o:
+def _later_reads_elsewhere(m: Module, i: int, versions: tuple, value: np.ndarray) -> bool:
+    """Is i a write into `versions[0]` of which every later reader of the versions (the old
+    version, and older ones sharing its buffer) reads, through slices, only elements outside
+    the written region (compared exactly, within a bounded effort)?"""
+    written = _written_base(m, m.instrs[i])
+    if written is None or written[0] != versions[0]:
         return False
     _, shape, offset, strides = written
     region = strided_view(value.reshape(-1), offset, shape or (1,), strides or (1,))
-    for j in _readers(m).get(o, ()):
+    for o, j in ((o, j) for o in versions for j in _readers(m).get(o, ())):
         if j <= i:
             continue
         ins = m.instrs[j]
-        if ins.opcode != "fusion" or (_written_base(ins) or (None,))[0] == o:
+        if ins.opcode != "fusion" or (_written_base(m, ins) or (None,))[0] == o:
             return False
         for k, x in enumerate(ins.operands):
             if x != o:

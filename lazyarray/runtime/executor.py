@@ -288,6 +288,16 @@ def execute_lean(m: Module, args: list, guard) -> tuple[list, list] | None:
     return [vals[o] for o in m.outputs], runs
 
 
+def _note_in_place(older: dict, i: int, o: int, vals: list) -> None:
+    """After write i into operand o: when it wrote o's buffer (in place), version i shares
+    that buffer with o and with the versions o shared it with (`buffers.donatable` then
+    counts their later readers as readers of i's buffer)."""
+    new, old = vals[i], vals[o]
+    if isinstance(new, np.ndarray) and isinstance(old, np.ndarray) and \
+            new.__array_interface__["data"][0] == old.__array_interface__["data"][0]:
+        older[i] = (o, *older.get(o, ()))
+
+
 def write_count(inplace: bool, base) -> str:
     """The counter of a write: in place, or into a new version whose rest was copied from the
     old buffer, or filled from a constant (the old version a broadcast scalar: no buffer)."""
@@ -304,6 +314,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
     vals: list = [None] * len(m.instrs)
     last_use, dead = uses(m)
     covering = covering_updates(m)
+    older: dict = {}  # a version written in place -> the older versions sharing its buffer
     calls: dict = {}  # multi-result library calls: run once
     products: dict = {}  # a dot's instruction -> its operands (`regenerated`)
     for i, ins in enumerate(m.instrs):
@@ -316,7 +327,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             vals[i] = apply_movement(ins, vals[ins.operands[0]])
         elif op == "fusion":
             donors = tuple(k for k, o in enumerate(ins.operands)
-                           if donatable(m, i, o, last_use, vals[o], free))
+                           if donatable(m, i, o, last_use, vals[o], free, older))
             if donors and ins.attr("kind") != "update":  # (a gathered operand is read anywhere)
                 read_anywhere = gathered(ins.value)
                 donors = tuple(k for k in donors if k not in read_anywhere)
@@ -333,6 +344,9 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, serial=serial,
                              donors=donors, regen=regen or None, fresh=i in covering)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
+            if donors and ins.attr("kind") == "update":
+                for k in donors:
+                    _note_in_place(older, i, ins.operands[k], vals)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
         elif op == "dot":
@@ -352,7 +366,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                 stats.bump("library_calls")
         elif op == "update":
             base, value = (vals[o] for o in ins.operands)
-            inplace = donatable(m, i, ins.operands[0], last_use, base, free)
+            inplace = donatable(m, i, ins.operands[0], last_use, base, free, older)
             fresh = not inplace and i in covering
             if trace is not None:
                 trace.updates.append(write_kind(inplace, fresh))
@@ -366,6 +380,8 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                     copy_outside(out, base, offset, value.shape, strides)
                 vals[i] = pool.place(out, value, offset, strides)
                 stats.bump(write_count(inplace, base))
+                if inplace:
+                    _note_in_place(older, i, ins.operands[0], vals)
         else:
             raise AssertionError(f"unfused {op} at top level")
         for o in dead[i]:  # released at its last use: a pooled buffer is free for the next result
