@@ -153,6 +153,7 @@ def from_dask(darr, /) -> Array:
 
 def cache_info() -> dict:
     """Counters: hits, misses (in-memory kernel cache), compiles, disk_hits, disk_writes,
+    disk_damaged (kernels whose disk cache files failed their checksum: removed and rebuilt),
     kernels_launched, interpreter_runs, fallbacks, materializations, updates_in_place,
     updates_copied (writes into the old buffer / into a new version, the rest copied from
     the old one), updates_filled (writes into a new version whose old one was a constant:

@@ -6,7 +6,7 @@ import itertools
 import threading
 
 _lock = threading.Lock()
-_FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "kernels_launched", "interpreter_runs",
+_FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damaged", "kernels_launched", "interpreter_runs",
            "fallbacks", "materializations", "updates_in_place", "updates_copied", "updates_filled", "updates_fused", "library_calls", "eager_ops",
            "jit_traces", "jit_replays", "background_interpreted", "gathered",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",

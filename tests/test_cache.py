@@ -56,6 +56,31 @@ def test_corrupt_entries_are_rebuilt(tmp_path):
     assert again["ok"] and again["compiles"] >= 1
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_few_damaged_bytes_anywhere_are_caught(tmp_path, seed):
+    """A few random bytes written over every cache file (what a full disk or a killed writer
+    leaves; the source files too): the next process verifies each kernel's files against
+    their seal, rebuilds the damaged ones and counts them, and computes the right values;
+    the process after it loads everything from disk again."""
+    first, _ = run_program(str(tmp_path))
+    files = [f for f in glob.glob(str(tmp_path / "**" / "*"), recursive=True)
+             if os.path.isfile(f)]
+    rng = np.random.default_rng(seed)
+    for f in files:
+        with open(f, "rb") as fh:
+            data = bytearray(fh.read())
+        for at in rng.integers(0, len(data), 5) if data else ():
+            data[at] = int(rng.integers(0, 256))
+        with open(f, "wb") as fh:
+            fh.write(bytes(data))
+    again, err = run_program(str(tmp_path))
+    assert again["ok"], err
+    assert again["disk_damaged"] >= 1 and again["compiles"] >= 1
+    third, _ = run_program(str(tmp_path))
+    assert third["ok"] and third["compiles"] == 0 and third["disk_damaged"] == 0
+    assert third["disk_hits"] == first["compiles"]
+
+
 def test_racing_processes_both_succeed(tmp_path):
     env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(tmp_path)}
     procs = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env, stdout=subprocess.PIPE,

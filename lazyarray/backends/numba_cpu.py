@@ -1,13 +1,21 @@
 """Numba CPU backend: compile generated kernel source, with Numba's own disk cache.
 
-Each kernel's source is written once (atomically) to `<cache_dir>/k_<hash>.py` and imported
-under a registered module name, so `njit(cache=True)` can find it again in a new process.
+Each kernel's source is written once (atomically) to `<cache_dir>/lazyarray_kernel_<key>.py`
+and imported under a registered module name, so `njit(cache=True)` can find it again in a new
+process. Numba's cache files of a kernel (`__pycache__/lazyarray_kernel_<key>.*.nbi/.nbc`)
+are sealed with their SHA-256 digests after every compile (`<key>.sums` beside them) and
+checked before the kernel is imported: a file that a full disk, a killed writer or anything
+else damaged is never loaded -- the kernel's entries are removed, rebuilt and counted
+(`disk_damaged`). A source file that is not the kernel's text is rewritten.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
+import hashlib
 import importlib.util
+import json
 import os
 import sys
 import tempfile
@@ -56,16 +64,63 @@ def _write_atomic(path: str, text: str, replace: bool) -> bool:
             pass
 
 
+def _cache_files(path: str) -> tuple[str, list[str]]:
+    """(the seal's path, Numba's cache files) of the kernel module at `path`."""
+    folder, name = os.path.split(path)
+    stem = os.path.join(folder, "__pycache__", name[:-3])
+    return stem + ".sums", sorted(glob.glob(glob.escape(stem) + ".*.nb[ic]"))
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _verify(path: str) -> None:
+    """Before the kernel at `path` is imported: when its cache files are not exactly those
+    its seal lists, with those digests (a damaged file, a foreign one, no seal), remove them
+    all, so that Numba compiles the kernel again instead of loading them."""
+    seal, files = _cache_files(path)
+    if not files:
+        return
+    try:
+        with open(seal, "rb") as f:
+            sealed = json.loads(f.read().decode())
+        good = sealed == {os.path.basename(p): _digest(p) for p in files}
+    except (OSError, ValueError):  # (no seal, or a damaged one)
+        good = False
+    if not good:
+        for p in [*files, seal]:
+            with contextlib.suppress(OSError):
+                os.remove(p)
+        stats.bump("disk_damaged")
+
+
+def _seal(kernel) -> None:
+    """After a compile of `kernel` (saved by Numba into its cache files): seal the files."""
+    module = sys.modules.get(getattr(kernel, "__module__", ""), None)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return
+    seal, files = _cache_files(path)
+    try:
+        text = json.dumps({os.path.basename(p): _digest(p) for p in files})
+        _write_atomic(seal, text, replace=True)
+    except OSError:  # (another process removed them meanwhile: no seal, rebuilt next time)
+        pass
+
+
 def import_source(name: str, path: str, text: str, counter: str = "disk_writes"):
     """Import `text` as module `name` from the file `path`, (re)writing the file first when it
     is absent or holds something else (corrupt, foreign): Numba's `cache=True` needs a real
     file to key its cache on."""
     existing = None
     if os.path.exists(path):
-        with open(path) as f:
+        with open(path, "rb") as f:  # (bytes: a damaged file need not be text)
             existing = f.read()
-    if existing != text and _write_atomic(path, text, replace=existing is not None):
+    if existing != text.encode() and _write_atomic(path, text, replace=existing is not None):
         stats.bump(counter)
+    _verify(path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -169,6 +224,8 @@ def _counted_call(kernel, args, known: set, types: tuple) -> tuple[str, int]:
     if len(kernel.overloads) > before:  # a new specialization: loaded from disk, or compiled
         disk = sum(kernel.stats.cache_hits.values()) > hits
         stats.bump("disk_hits" if disk else "compiles")
+        if not disk:
+            _seal(kernel)
         return ("disk" if disk else "compiled"), flagged
     return "", flagged
 
@@ -186,6 +243,8 @@ def build(kernel, args) -> str:
         return ""
     disk = sum(kernel.stats.cache_hits.values()) > hits
     stats.bump("disk_hits" if disk else "compiles")
+    if not disk:
+        _seal(kernel)
     return "disk" if disk else "compiled"
 
 
