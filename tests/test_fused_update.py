@@ -337,7 +337,7 @@ def test_out_accumulation_loop_writes_in_place(compiled):
     la.evaluate(acc)
     at = _address(acc)
     for k in range(6):
-        if k == 2:  # the loop body's kernel is built (k = 0 multiplies by 1: simplified)
+        if k == 2:  # the loop body's kernel is built
             before = la.cache_info()
         la.add(acc, x * (k + 1), out=acc)
         acc += x

@@ -114,8 +114,6 @@ def _program(x, y, c1, c2):
 
 def test_same_program_other_size_and_constants_hits_the_cache(compiled):
     (a, b), (x, y) = _inputs(0, (1000,), (1000,), seed=1)
-    # (constants 0 and 1 would be simplified away -- x*1 -> x -- and give a
-    # different program; avoid them)
     r1 = _program(x, y, 2.0, 1.5)
     la.evaluate(*r1)  # compiles (or loads from disk) once
     (p, q), (u, v) = _inputs(0, (12_345,), (12_345,), seed=2)
@@ -129,6 +127,26 @@ def test_same_program_other_size_and_constants_hits_the_cache(compiled):
     assert_like_numpy(r2[1], np.exp(p * 0.25) / (q * q - 3.5))
     assert_like_numpy(r1[0], np.sqrt(((a * 2.0 - b) ** 2).sum()) + 1.5, rtol=1e-12)
     assert_like_numpy(r1[1], np.exp(a * 1.5) / (b * b + 2.0))
+
+
+def test_loop_values_through_one_and_zero_compile_nothing(compiled):
+    """The issue's `a*b + c*d*k - sin(e)` with k = 1.5, 2.0, then 1.0, 0.0, -0.0 (values a
+    rewrite would have keyed on), and a time step `a + dt * b` through 1.0 and 0.0: one
+    kernel each, whatever the values; NumPy's values."""
+    r = np.random.default_rng(0)
+    a, b, c, d, e = (r.uniform(-1, 1, 50_000) for _ in range(5))
+    la_in = [la.asarray(v) for v in (a, b, c, d, e)]
+    A, B, C, D, E = la_in
+    np.asarray(A * B + C * D * 1.5 - la.sin(E))
+    np.asarray(A + 0.5 * B)
+    with stats_delta() as delta:
+        for k in (2.0, 1.0, 0.0, -0.0, 1):
+            got = np.asarray(A * B + C * D * k - la.sin(E))
+            assert got.tobytes() == (a * b + c * d * k - np.sin(e)).tobytes()
+        for dt in (1.0, 0.0, 0.25):
+            got = np.asarray(A + dt * B)
+            assert got.tobytes() == (a + dt * b).tobytes()
+    assert delta["compiles"] == 0, delta
 
 
 @pytest.mark.parametrize("constants", [(2, 1), (3, 1), (0.5, -7)], ids=str)

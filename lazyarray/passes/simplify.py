@@ -35,35 +35,14 @@ def _scalar_of(instrs, i) -> np.ndarray | None:
     return ins.value if ins.opcode == "constant" else None
 
 
-def _is(value, x) -> bool:
-    return value is not None and value.dtype.kind != "b" and bool(value == x)
-
-
 def _identity(b: Builder, ins: Instr) -> int | None:
-    """x*1, 1*x, x/1 => x;  x+0, 0+x, x-0 => x (ints);  x+(-0.0), x-0.0 => x (floats);
-    negate(negate(x)) => x."""
+    """negate(negate(x)) => x.
+
+    Nothing is rewritten on the value of a constant (x*1 => x, x+0 => x): constants are kernel
+    parameters, so a rewrite keyed on the value would give a program whose loop variable
+    passes through 1.0 or 0.0 (`a + dt * b`, `c * d * k`) a kernel of another structure,
+    compiled for that value alone; one multiply by a parameter costs a fused loop nothing."""
     instrs = b.instrs
-    if ins.opcode in ("multiply", "add", "subtract", "divide"):
-        x, y = ins.operands
-        cx, cy = _scalar_of(instrs, x), _scalar_of(instrs, y)
-        ints = ins.dtype.kind in "iu"
-        if ins.opcode == "multiply":
-            if _is(cy, 1) and instrs[x].dtype == ins.dtype:
-                return x
-            if _is(cx, 1) and instrs[y].dtype == ins.dtype:
-                return y
-        elif ins.opcode == "divide":
-            if _is(cy, 1):
-                return x
-        elif ins.opcode == "add":
-            if ints and _is(cy, 0):
-                return x
-            if ints and _is(cx, 0):
-                return y
-            if cy is not None and ins.dtype.kind == "f" and cy == 0 and np.signbit(cy):
-                return x
-        elif _is(cy, 0) and (ints or ins.dtype.kind == "f" and not np.signbit(cy)):
-            return x
     if ins.opcode == "negative" and instrs[ins.operands[0]].opcode == "negative":
         return instrs[ins.operands[0]].operands[0]
     return None
