@@ -1517,6 +1517,20 @@ class Array:
             return self._node.shape if tr is None else tr[4]
         return v.shape
 
+    @shape.setter
+    def shape(self, value) -> None:
+        """`a.shape = ...`: NumPy's in-place reshape. The array takes the new shape as a view of
+        the same memory (an owner stays the owner); where that needs a copy (a transposed or
+        strided array), NumPy's AttributeError."""
+        st = self._storage  # (an eager value gets its storage: the view below is over it)
+        new = self.reshape(value)
+        if type(new) is not Array or new._st is not st:
+            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` "
+                                 "to make a copy with the desired shape.")
+        if new is not self:
+            self._chain, self._proxy, self._vnode = new._chain, new._proxy, new._vnode
+            self._tr = None
+
     @property
     def dtype(self) -> np.dtype:
         v = self._val

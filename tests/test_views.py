@@ -494,3 +494,37 @@ def test_small_views_of_a_large_computed_array_run_on_the_eager_tier():
     same(e, M[5, 5])
     with pytest.raises(IndexError, match="out of bounds"):
         a[5, 1000]
+
+
+@pytest.mark.parametrize("n", [12, 120_000])
+def test_setting_shape_is_numpys_in_place_reshape(n):
+    """`a.shape = ...` as NumPy: the array takes the shape over the same memory (earlier views
+    still see writes through it; an owner stays the owner); a view whose reshape would copy
+    raises NumPy's AttributeError; a bad size NumPy's ValueError."""
+    def prog(xp):
+        out = []
+        a = xp.arange(float(n))
+        v = a[2:6]
+        a.shape = (3, -1)
+        a[1, 1] = -7.0
+        out += [a.shape, a.base is None, bool(a.flags.owndata), np.asarray(v).copy()]
+        for view, shape in ((a.T, (n,)), (a[:, 1:3], (-1,)), (a, (5, 7))):
+            try:
+                view.shape = shape
+                out.append(("ok", view.shape))
+            except Exception as e:  # noqa: BLE001 (the type is compared with NumPy's)
+                out.append(type(e).__name__)
+        d = a[1]
+        d.shape = (2, -1)
+        d[0, 0] = 100.0
+        a.shape = -1
+        out += [a.shape, np.asarray(a).copy(), float(a.sum())]
+        return out
+
+    want, got = prog(np), prog(la)
+    assert len(want) == len(got)
+    for w, g in zip(want, got):
+        if isinstance(w, np.ndarray):
+            assert w.tobytes() == g.tobytes()
+        else:
+            assert w == g
