@@ -127,6 +127,9 @@ def finish(node: Node, out, op: str = "add") -> Array:
     if out is not None:
         if out.shape != result.shape:
             raise ValueError(_out_mismatch(op, out.shape, result.shape))
+        if isinstance(out, np.ndarray):  # NumPy's own array: the values are written into it
+            np.copyto(out, np.asarray(result), casting="unsafe")
+            return out
         out._assign(result, casting="unsafe")
         return out
     return result

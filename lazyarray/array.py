@@ -2152,6 +2152,8 @@ class Array:
         fallback), so code that imports real NumPy keeps lazy arrays lazy."""
         if not all(issubclass(t, (Array, np.ndarray)) for t in types):
             return NotImplemented
+        if func is np.result_type:  # (NEP 50: an array's dtype is all it reads; nothing runs)
+            return func(*(a.dtype if type(a) is Array else a for a in args), **kwargs)
         impl = _native(func)
         if impl is None:
             return numpy_fallback(func, *args, **kwargs)
@@ -2304,6 +2306,8 @@ def _native(func):
     except ImportError:
         return None
     impl = vars(ns).get(func.__name__)
+    if impl is func:  # NumPy's own function, re-exported: calling it would come back here
+        return None
     return impl if callable(impl) and not isinstance(impl, functools.partial) else None
 
 

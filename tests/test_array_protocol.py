@@ -544,3 +544,28 @@ def test_ufunc_outputs_by_position_are_numpys(n):
             la.add(la.asarray(x), 1.0, bad)
         with pytest.raises(TypeError, match="ArrayType"):
             la.add(la.asarray(x), 1.0, out=bad)
+
+
+def test_numpys_own_functions_called_on_lazy_arrays_do_not_recurse():
+    """`numpy.result_type(3, lazy)` (lazyarray re-exports NumPy's own result_type) gives
+    NumPy's dtype without computing anything; `numpy.can_cast` of a lazy array too."""
+    x = la.arange(3.0) * 2
+    before = la.cache_info()["materializations"]
+    assert np.result_type(3, x) == np.result_type(3, np.arange(3.0))
+    assert la.result_type(3, la.arange(3, dtype=np.int8)) == np.int8
+    assert la.cache_info()["materializations"] == before
+    assert np.can_cast(x, np.int8) == np.can_cast(np.arange(3.0), np.int8)
+
+
+@pytest.mark.parametrize("name, kwargs, out", [
+    ("all", {}, np.empty((), bool)), ("any", {"axis": 1}, np.zeros(3, int)),
+    ("sum", {"axis": 0}, np.zeros(3)), ("max", {"axis": 1}, np.zeros(3, np.float32))])
+def test_reductions_write_into_numpys_own_out(name, kwargs, out):
+    """A reduction with a NumPy array as `out=` writes into it and returns it, as NumPy."""
+    data = np.arange(9.0).reshape(3, 3) - 2
+    want_out, got_out = out.copy(), out.copy()
+    want = getattr(np, name)(data > 0 if name in ("all", "any") else data, out=want_out, **kwargs)
+    arg = la.asarray(data)
+    got = getattr(la, name)(arg > 0 if name in ("all", "any") else arg, out=got_out, **kwargs)
+    assert want is want_out and got is got_out
+    assert got_out.tobytes() == want_out.tobytes()
