@@ -20,6 +20,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from lazyarray.ops import loops
+from lazyarray.ops.table import OPS
 
 _I8P = ir.IntType(8).as_pointer()
 _I64 = ir.IntType(64)
@@ -115,6 +116,6 @@ def _block(name: str, nin: int):
 ELEMENT = {}
 BLOCK = {}
 for _name in sorted({n for n, _ in loops.numpy_loops()}):
-    _nin = loops.OPS[_name].nin
+    _nin = OPS[_name].nin
     ELEMENT[f"numpy_loop_{_name}"] = _element(_name, _nin)
     BLOCK[f"numpy_block_{_name}"] = _block(_name, _nin)

@@ -62,14 +62,19 @@ VECTOR_MATH = ("_h.exp(", "_h.exp_nonpositive(", "_h.expm1(", "_h.log(", "_h.log
                 "_h.arctan2(", "_h.arcsin(", "_h.arccos(", "_h.exp2(", "_h.tan(")
 
 
+def _calls_loop(name: str, dtype, math: str) -> bool:
+    """Does op `name` on `dtype` call NumPy's own loop under the `math` option? A row with
+    the `numpy_loop` trait whose loop this NumPy has (ops/loops.py), unless `math="fast"`
+    asks for lazyarray's own formulas."""
+    return math == "numpy" and name in _NUMPY_LOOP and has_loop(name, dtype)
+
+
 def numpy_loop(comp: Module, i: int) -> bool:
-    """Does instruction i call NumPy's own loop (ops/loops.py)? Float math of the
-    `numpy_loop` rows on operands of the result's dtype, where this NumPy's loop was found,
-    unless the `math="fast"` option asks for lazyarray's own formulas."""
+    """Does instruction i call NumPy's own loop? Float operands of the result's dtype
+    (`_calls_loop`)."""
     ins = comp.instrs[i]
-    return (ins.opcode in _NUMPY_LOOP and ins.dtype.kind == "f"
-            and all(comp.instrs[o].dtype == ins.dtype for o in ins.operands)
-            and has_loop(ins.opcode, ins.dtype) and config.get().math == "numpy")
+    return (ins.dtype.kind == "f" and all(comp.instrs[o].dtype == ins.dtype for o in ins.operands)
+            and _calls_loop(ins.opcode, ins.dtype, config.get().math))
 
 
 _NUMPY_LOOP = having("numpy_loop")
@@ -97,9 +102,7 @@ def expr_of(comp: Module, i: int, fast: bool = False) -> str:
 def loop_call(name: str, args: list[str], math: str, dtype: str = "float64") -> str | None:
     """`_h.numpy_loop_<name>(args)` (NumPy's own loop on one element of `dtype`) where the
     op calls NumPy's loop under the `math` option; else None."""
-    if math == "numpy" and name in _NUMPY_LOOP and has_loop(name, dtype):
-        return f"_h.numpy_loop_{name}({', '.join(args)})"
-    return None
+    return f"_h.numpy_loop_{name}({', '.join(args)})" if _calls_loop(name, dtype, math) else None
 
 
 def scalar_call(name: str, args: list[str], fast: bool = False) -> str:

@@ -142,12 +142,10 @@ def _row_calls(comp: Module, spec: Spec, roots, stop: set[int], called: set[int]
                   for (i, k), o in fill.items()]
         if fill:
             inner = stop | called
-            need = ancestors(comp, spec, set(fill.values()), inner) - inner
-            aliases = {i: f"scr{i}[i1]" for i in called}
-            aliases.update({i: f"scr{i}[i1]" for i in scratch if first[i] < n})
-            body = loop_body(comp, spec, ["i0", "i1"], set(), only=need, aliases={
-                a: v for a, v in aliases.items() if a in ancestors(
-                    comp, spec, set(fill.values()), inner)})
+            reached = ancestors(comp, spec, set(fill.values()), inner)
+            stored = called | {i for i in scratch if first[i] < n}  # in `scr<i>` already
+            body = loop_body(comp, spec, ["i0", "i1"], set(), only=reached - inner,
+                             aliases={a: f"scr{a}[i1]" for a in stored & reached})
             lines += ["for i1 in range(n1):", *indent(
                 body + [f"{where[key]}[i1] = x{o}" for key, o in fill.items()], 1)]
         for i in ready:

@@ -302,10 +302,28 @@ def _readers(m: Module) -> dict[int, list[int]]:
     return known
 
 
+_elsewhere: dict[Module, dict] = {}  # module -> {(i, versions): `_later_reads_elsewhere`}
+
+
 def _later_reads_elsewhere(m: Module, i: int, versions: tuple, value: np.ndarray) -> bool:
     """Is i a write into `versions[0]` of which every later reader of the versions (the old
     version, and older ones sharing its buffer) reads, through slices, only elements outside
-    the written region (compared exactly, within a bounded effort)?"""
+    the written region (compared exactly, within a bounded effort)? `value` is the old
+    version's C-contiguous buffer, so the answer depends on the module alone: it is
+    remembered per module (a replayed evaluation asks again at every write)."""
+    known = _elsewhere.get(m)
+    if known is None:
+        if len(_elsewhere) >= PREPARED_COMPUTATIONS:
+            _elsewhere.clear()
+        known = _elsewhere[m] = {}
+    key = (i, versions)
+    answer = known.get(key)
+    if answer is None:
+        answer = known[key] = _reads_elsewhere(m, i, versions, value)
+    return answer
+
+
+def _reads_elsewhere(m: Module, i: int, versions: tuple, value: np.ndarray) -> bool:
     written = _written_base(m, m.instrs[i])
     if written is None or written[0] != versions[0]:
         return False
