@@ -51,7 +51,6 @@ the summed trace becomes an eager value, as when anything else computes it."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import operator
 import threading
@@ -60,14 +59,18 @@ import warnings
 import numpy as np
 
 from lazyarray import config, debug, engine, stats
-from lazyarray.codegen.body import FP_QUIET, SLOW_PATH, loop_call, nonfinite_test, scalar_call
+from lazyarray.codegen.body import kernel_params
+from lazyarray.codegen.layout import plan
 from lazyarray.config import TINY, get as _config_get
 from lazyarray.graph import build
 from lazyarray.graph.node import leaf
 from lazyarray.ir import fpstate
 from lazyarray.ir.lower import lower
 from lazyarray.ops.table import OPS, having
-from lazyarray.runtime import background, diskcache, dispatch
+from lazyarray.runtime import background
+from lazyarray.runtime.buffers import kernel_args
+from lazyarray.runtime.kernels import ensure_kernel, kernel_entry
+from lazyarray.runtime.launches import load_sources, plain, scalar_reads
 
 LEAF, SCALAR = 0, 1
 MAX_OPS = 128  # operations per program: bounds compile time and the recursion of a walk
@@ -75,7 +78,6 @@ PROMOTE = 16  # runs on NumPy before a program is compiled
 SHORT = 4  # programs of fewer operations are never compiled (a launch costs more)...
 SHORT_RUNS = 64  # ...and once one has run this often, the operations that start it no longer
 # start traces: its chain then begins one operation later, or not at all (the eager tier)
-SCALAR_ARGS = 8  # a program's kernel takes up to this many scalars as arguments, more in an array
 MAX_PROGRAMS = 100_000  # distinct structures recorded per process; beyond, nothing new traces
 
 # ops the tier records: float64 in, float64 out, the same NumPy loop for any float64 operands
@@ -203,10 +205,9 @@ def program_id(key: tuple) -> int | None:
 
 
 class Program:
-    """One structure, lowered: its NumPy runner, its kernel source, and how often it ran."""
+    """One structure, lowered: its NumPy runner, its compiled launcher, how often it ran."""
 
     __slots__ = (
-        "dispatchers",
         "math",
         "dtype",
         "kernel",
@@ -215,7 +216,6 @@ class Program:
         "run_recorded",
         "runs",
         "scalars",
-        "source",
         "starts",
         "steps",
         "sum_kernel",
@@ -234,13 +234,17 @@ class Program:
         self.dtype = dtype(pid)
         self.math = _config_get().math  # (its kernel's source depends on it)
         self.runs = self.sum_runs = 0
-        self.kernel = self.sum_kernel = None  # launchers of compiled loops (`_launcher`)
-        self.dispatchers: list = []  # theirs, which own the code they run
-        self.run = self.run_recorded = self.source = None
+        self.kernel = None  # the compiled loop's launcher (`_compile_graph`)
+        self.sum_kernel = None  # (the loop's launcher, its sum's): `force_sum`
+        self.run = self.run_recorded = None
         # views and reductions are recorded on large traces only: the lazy tier computes them
         if not any(type(op) is tuple for op, _ in self.steps):
             self.run, self.run_recorded = self._numpy_runners()
-            self.source = self._kernel_source()
+
+    @property
+    def source(self) -> str | None:
+        """The compiled kernels' source (the lazy tier's code generator wrote it), once built."""
+        return None if self.kernel is None else "\n".join(e.source for e in self.kernel.entries)
 
     def _walk(self, pid: int) -> str:
         """Append the steps computing `pid`; its operand name. Inputs are numbered in the
@@ -279,118 +283,7 @@ class Program:
         exec(compile(src, "<lazyarray trace>", "exec"), namespace)  # noqa: S102
         return namespace["run"], namespace["run_recorded"]
 
-    def _kernel_source(self, total: bool = False) -> str:
-        """A serial Numba loop over the flat elements: every step in registers, the result
-        stored once, and a count of elements where a step may have raised a flag. `total`:
-        the loop also returns the sum of its results, added in NumPy's pairwise order
-        (`_h.pairwise_sum`), so that a sum of a trace gives np.add.reduce's bits."""
 
-        def arg(name: str) -> str:
-            return f"L{name[1:]}[i]" if name[0] == "L" else (
-                f"s{name[1:]}" if name[0] == "S" else name)
-
-        leaves = "".join(f"L{j}, " for j in range(self.leaves))
-        body, checks, checked, big = [], [], [], []
-        loop = self.steps if self.total < 0 else self.steps[:self.total]
-        for m, (op, names) in enumerate(loop):
-            args = [arg(n) for n in names]
-            numpy_loop = loop_call(op, args, self.math)  # NumPy's own loop, one element
-            if op in SLOW_PATH and not numpy_loop:  # sin, cos: the vectorizable form; huge
-                big.append(f"        fpe += _h.trig_big({args[0]})")  # arguments -> NumPy
-            if op == "where":
-                body.append(f"        r{m} = ({args[1]} if {args[0]} else {args[2]})")
-            elif op in COMPARISONS or op in LOGICAL:  # quiet: no check
-                body.append(f"        r{m} = np.bool_({scalar_call(op, args)})")
-            else:
-                call = numpy_loop or scalar_call(op, args, fast=True)
-                body.append(f"        r{m} = np.float64({call})")
-            if op not in FP_QUIET and op not in COMPARISONS and op not in LOGICAL \
-                    and op != "where":
-                quiet = [f"({a} == {a})" for a in dict.fromkeys(args)]
-                checks.append(" & ".join([nonfinite_test(f"r{m}"), *quiet]))
-                checked.append(m)
-        last = len(loop) - 1
-        tested = self._filtered(checked, len(loop), summed=self.total >= 0 or total)
-        nonfinite = [nonfinite_test(f"r{m}") for m in tested]
-        # the scalars are read once, before the loop: read inside it, every element would
-        # load them again after its store to `out` (which LLVM cannot prove is elsewhere), and
-        # a store whose address matches a scalar's modulo 4 KiB stalls that load until the
-        # store completes -- the whole chain's latency, measured at 7x the loop's time
-        if self.scalars <= SCALAR_ARGS:  # (a float argument costs the call less than an array)
-            params = "".join(f"s{k}, " for k in range(self.scalars))
-            reads = []
-        else:
-            params, reads = "S, ", [f"    s{k} = S[{k}]" for k in range(self.scalars)]
-        if self.total >= 0:  # the loop's values are summed, never handed out
-            head = [f"def kernel({leaves}{params}n):",  # (on the stack: no allocation)
-                    "    out = _h.carray(_h.scratch(), n) if n <= _h.SCRATCH else np.empty(n)"]
-        else:
-            head = [f"def kernel(out, {leaves}{params}n):"]
-        lines = [*head, "    fpe = nfo = 0", *reads,
-                 "    for i in range(n):",
-                 *body, f"        out[i] = r{last}", *big]
-        if nonfinite:  # the loop counts the elements where a tested value is not finite (one
-            # compare each: the exact check's operand NaN tests cost the loop 60 % at 1e3);
-            # where one is, a second pass counts those where a flag may have been raised
-            lines += ["        nfo += " + " | ".join(nonfinite), "    if nfo:",
-                      "        for i in range(n):",
-                      *["    " + b for b in body],
-                      "            fpe += " + " | ".join(f"({c})" for c in checks)]
-        if self.total >= 0:
-            lines += self._epilogue_lines()
-        elif total:  # NumPy's reduction starts from the identity: 0.0 + (-0.0) is 0.0; NaN
-            # stands for "recheck on NumPy" (a float returns faster than a tuple: 0.3 us)
-            lines.append("    return 0.0 + _h.pairwise_sum(out, 0, n) if fpe == 0 else np.nan")
-        else:
-            lines.append("    return fpe  # elements to recheck on NumPy: flags, huge arguments")
-        return "\n".join(lines) + "\n"
-
-    def _filtered(self, checked: list[int], n: int, summed: bool) -> list[int]:
-        """The steps whose values the loop's filter tests, for the checked steps `checked`
-        of the first `n`: a check moves to a step using the value where that step's result
-        is not finite whenever the value is not (`_PROPAGATES`), so the distance's chain and
-        those of tiny arrays test one value, not each step's. `summed`: the loop's last value is
-        summed and a sum that is not finite is rechecked anyway (a total's epilogue,
-        `force_sum`)."""
-        user: dict[int, int] = {}  # step -> a later step whose result is not finite with it
-        for c, (op, names) in enumerate(self.steps[:n]):
-            for p, name in enumerate(names):
-                if name[0] == "r" and (op in _PROPAGATES or op == "divide" and p == 0):
-                    user.setdefault(int(name[1:]), c)
-        tested = set()
-        for m in checked:
-            while m in user:
-                m = user[m]
-            if not (summed and m == n - 1):
-                tested.add(m)
-        return sorted(tested)
-
-    def _epilogue_lines(self) -> list[str]:
-        """A total's kernel after its loop: the sum (as `total=True`'s) and the one-argument
-        ufuncs applied to it; NaN ("recheck on NumPy") when the loop counted a flag or when
-        any of these values is not finite (a flag may have been raised: NumPy's run decides
-        the value and the warnings)."""
-
-        t = self.total
-        lines = ["    if fpe:", "        return np.nan",
-                 f"    r{t} = 0.0 + _h.pairwise_sum(out, 0, n)"]
-        for m in range(t + 1, len(self.steps)):
-            op, names = self.steps[m]
-            numpy_loop = loop_call(op, names, self.math)
-            if op in SLOW_PATH and not numpy_loop:
-                lines.append(f"    fpe += _h.trig_big({names[0]})")
-            lines.append(f"    r{m} = np.float64({numpy_loop or scalar_call(op, names, fast=True)})")
-        bad = " | ".join(nonfinite_test(f"r{m}") for m in range(t, len(self.steps)))
-        last = len(self.steps) - 1
-        lines.append(f"    return r{last} if fpe == 0 and not ({bad}) else np.nan")
-        return lines
-
-
-# ops whose float64 result is inf or NaN whenever an operand is (`divide`: its numerator):
-# a flag raised before one of them shows in its result (Program._filtered)
-_PROPAGATES = frozenset({"add", "subtract", "multiply", "square", "negative", "positive",
-                         "absolute", "sqrt", "sin", "cos", "tan", "log", "log2", "log10",
-                         "log1p", "cbrt", "sinh", "cosh"})
 # NumPy's functions for the ops that are not the table's ufuncs (clip: the ufunc np.clip
 # calls for float bounds, without its Python wrapper; total: the reduction np.sum calls)
 _NUMPY = {"where": np.where, "clip": np._core.umath.clip, "total": np.add.reduce}
@@ -413,105 +306,151 @@ def _program(pid: int) -> Program:
     return prog
 
 
-def _build_sum(prog: Program, leaves, scalars: np.ndarray) -> None:
-    """`_build` for the program's summing loop (`force_sum`)."""
-    prog.sum_kernel = _compile(prog, leaves, scalars, leaves[0].size, total=True)
+def _build(prog: Program, leaves, scalars: list) -> None:
+    """The background job: compile the loop, then let the next run take it. Compiling a
+    tiny-array chain's 100-step loop took 4.1 s here (0.5 s from the disk cache), so it never
+    holds up the caller: until it is ready, the program keeps running on NumPy."""
+    with config.options(math=prog.math):
+        prog.kernel = _compile(prog, leaves, scalars)
 
 
-def _build(prog: Program, leaves, scalars: np.ndarray) -> None:
-    """The background job: compile the loop, then let the next run take it. Compiling a tiny-array
-    chain's 100-step loop took 4.1 s here (0.5 s from the disk cache), so it never holds up the
-    caller: until it is ready, the program keeps running on NumPy."""
-    prog.kernel = _compile(prog, leaves, scalars, leaves[0].size)
+def _build_sum(prog: Program, leaves, scalars: list) -> None:
+    """`_build` for `force_sum`: the program's loop, then NumPy's pairwise sum of its values
+    (one kernel each: the lazy tier's compiler makes two fusions of a value and its sum)."""
+    with config.options(math=prog.math):
+        loop = prog.kernel or _compile(prog, leaves, scalars)
+        values = np.zeros(leaves[0].size)
+        total = _compile_graph(lambda nodes, _: build.reduce(nodes[0], "add", (0,), False),
+                               [values], [])
+        prog.sum_kernel = None if loop is None or total is None else (loop, total)
 
 
-def _compile(prog: Program, leaves, scalars: np.ndarray, n: int, total: bool = False):
-    """Compile (or load from the disk cache) the program's kernel for these arguments.
-    Counted apart from the graph's kernels (`trace_compiles`, `trace_disk_writes`): whether a
-    tiny chain has recurred often enough depends on everything the process ran before."""
+def _compile(prog: Program, leaves, scalars: list):
+    """The program's launcher (`_compile_graph`) over its leaves and scalars."""
+    return _compile_graph(lambda nodes, boxes: _graph_of(prog, nodes, boxes), leaves, scalars)
+
+
+def _compile_graph(make, leaves: list, scalars: list):
+    """Compile a trace's graph with the lazy tier's compiler (lowering, the passes, the code
+    generator, the kernel cache in memory and on disk: `runtime/kernels.py`), its kernels
+    called directly: `launch(L, S, shape)` -> (its result, its count of places that may have
+    raised a flag), L the leaves and S the scalars of a trace of this structure. `make(leaf
+    nodes, scalar nodes)` builds the graph; each leaf and scalar is its own parameter (a
+    stand-in: a later trace may hold other arrays where this one holds one twice), each scalar a
+    0-d one, so the kernels read it as an argument (never a constant they are keyed on) and
+    compile once for all values. A sum adds in NumPy's pairwise order (`Spec.pairwise`).
+    None when the passes make anything but fusions of one result each, or the code
+    generator declines one."""
+    n = max(leaves[0].size, 2)  # (planned for one element, the loop would have rank 0;
+    copies = [np.zeros(n) for _ in leaves]  # its kernel serves every size)
+    boxes = [np.array(s, np.float64) for s in scalars]
+    root = make([leaf(c) for c in copies], [leaf(b) for b in boxes])
+    module, args = lower([root])
+    optimized = engine.optimize(module)
+    where: dict[int, str] = {}  # instruction -> its value in the launcher
+    values: dict[int, np.ndarray] = {}  # instruction -> a stand-in of its value (to plan)
+    lines, namespace, entries, result = [], {"empty": np.empty}, [], None
+    for i, ins in enumerate(optimized.instrs):
+        if ins.opcode == "parameter":
+            values[i] = args[ins.attr("index")]
+            k = next(k for k, c in enumerate(copies + boxes) if c is values[i])
+            where[i] = f"L[{k}]" if k < len(copies) else f"S[{k - len(copies)}]"
+            continue
+        if ins.opcode != "fusion" or len(ins.value.outputs) != 1:
+            return None
+        last = i == optimized.outputs[0] and len(optimized.outputs) == 1
+        if i == len(optimized.instrs) - 1 and not last:
+            return None
+        call = _kernel_call(ins.value, [values[o] for o in ins.operands],
+                            [where[o] for o in ins.operands], n, f"k{i}", namespace)
+        if call is None:
+            return None
+        entries.append(call[2])
+        values[i] = call[0]
+        out = f"r{i}"
+        if last and ins.value.instrs[ins.value.outputs[0]].shape:  # the trace's shaped value
+            lines += ["    out = empty(shape, dtype)",
+                      "    r = out if len(shape) == 1 else out.reshape(-1)"]
+            out, result = "r", "out"
+        elif last:  # a total: its one value
+            lines.append(f"    {out} = empty(1, dtype)")
+            result = f"{out}[0]"
+        else:
+            lines.append(f"    {out} = empty({call[0].shape}, dtype)")
+        lines.append(f"    fpe {'+=' if entries[1:] else '='} {call[1].format(out=out)}")
+        where[i] = out
+        namespace["dtype"] = call[0].dtype
+    if result is None:
+        return None
+    src = "\n".join(["def launch(L, S, shape):", *lines, f"    return {result}, fpe"])
+    # generated from the kernels' parameter names, no user text
+    exec(compile(src, "<lazyarray trace launch>", "exec"), namespace)  # noqa: S102
+    launcher = namespace["launch"]
+    launcher.entries = entries  # (their dispatchers own the code it runs: `entry.kernel`)
+    stats.bump("trace_compiles")
+    return launcher
+
+
+def _kernel_call(comp, operands: list, names: list[str], n: int, fn: str, namespace: dict):
+    """(a stand-in of the fusion `comp`'s result, the launcher's call of its kernel, with
+    `{out}` for its result's name, its kernel cache entry), its compiled function put in
+    `namespace` as `fn`; the operands are stand-ins of its operands' values, `names` theirs
+    in the launcher. None when the code generator declines it or its launch is not one loop
+    over the n elements of the trace's leaves."""
     import numba
 
-    cpu = dispatch.numba_cpu()
-    source = prog._kernel_source(total=True) if total else prog.source
-    key = "t" + hashlib.sha256(source.encode()).hexdigest()[:23]
-    kernel = cpu.compile_kernel(key, source, diskcache.cache_dir(),
-                                      counter="trace_disk_writes")[1]
+    launch = plan(comp, operands, flat=True, pairwise=True)
+    entry = kernel_entry(comp, launch)[0]
+    sized = next((names[j] for j, a in enumerate(operands) if a.shape == (n,)), None)
+    if entry.source is None or launch.empty or launch.spec.kind not in ("loop", "reduce") \
+            or launch.sizes != (n,) or sized is None:
+        return None
+    results, head, tail = kernel_args(comp, launch)
+    reads = scalar_reads(comp, launch, operands)
+    sources = load_sources(launch.arrays, operands)
+    if reads is None or any(type(j) is not int for j in sources):
+        return None
+    first = [*head, *launch.arrays, *tail]
+    exprs = []
+    for name, value in zip(kernel_params(comp, launch.spec), first, strict=True):
+        if name == "out0":
+            exprs.append("{out}")
+        elif name[0] == "a" and name[1:].isdigit():
+            exprs.append(names[sources[int(name[1:])]])
+        elif name == "n0":
+            exprs.append(f"{sized}.size")  # (an operand of the loop's size)
+        else:
+            exprs.append(f"{fn}_c{len(exprs)}")
+            namespace[exprs[-1]] = value
+    scalar_at = len(head) + len(launch.arrays)
+    for k, j, _ in reads:  # the scalars read off the 0-d parameters
+        exprs[scalar_at + k] = names[j]
+    if len(results) != 1:
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
-        out = () if prog.total >= 0 else (np.empty(n, prog.dtype),)
-        entry = kernel.compile(tuple(numba.typeof(a) for a in (*out, *leaves,
-                                                               *_scalar_args(scalars), n)))
-    stats.bump("trace_compiles")
-    prog.dispatchers.append(kernel)
-    return _launcher(prog, entry, total)
-
-
-def _launcher(prog: Program, entry, total: bool):
-    """`launch(tr)` -> (the trace's value, the kernel's result): a function of this program's
-    arity calling the compiled function itself. Without the dispatcher's typing of each
-    argument and a call through `*args` (0.4 of the distance's 1.2 us at 1e3 elements). The compiled
-    function checks no types: its arguments must be what it was compiled for, and they are
-    by construction: a fresh C-contiguous output, leaves that are flat read-only float64
-    arrays (`array._trace_input`), float scalars (or one float64 array of them), an int."""
-    args = [f"L[{j}]" for j in range(prog.leaves)]
-    if prog.scalars <= SCALAR_ARGS:  # (a trace's scalars are the first of its list's)
-        args += [f"S[{k}]" for k in range(prog.scalars)]
-    else:
-        args.append(f"array(S[:{prog.scalars}], float64)")
-    if prog.total >= 0:  # a total's kernel allocates its loop's values and returns the result
-        src = "\n".join(["def launch(tr):", "    L, S = tr[1], tr[2]",
-                         f"    return entry({''.join(a + ', ' for a in args)}L[0].size)"])
-        namespace = {"entry": entry, "array": np.array, "float64": np.float64}
-        exec(compile(src, "<lazyarray trace launch>", "exec"), namespace)  # noqa: S102
-        return namespace["launch"]
-    if total:  # force_sum: 1-d
-        head = ["    out = empty(L[0].size)", "    flat = out"]
-    else:
-        head = ["    shape = tr[4]", "    out = empty(shape, dtype)",
-                "    flat = out if len(shape) == 1 else out.reshape(-1)"]
-    src = "\n".join(["def launch(tr):", "    L, S = tr[1], tr[2]", *head,
-                     f"    return out, entry(flat, {', '.join(args)}, flat.size)"])
-    namespace = {"entry": entry, "empty": np.empty, "array": np.array, "float64": np.float64,
-                 "dtype": prog.dtype}
-    # generated from counts alone, no user text
-    exec(compile(src, "<lazyarray trace launch>", "exec"), namespace)  # noqa: S102
-    return namespace["launch"]
-
-
-def _scalar_args(scalars) -> tuple:
-    """A program's scalars as its kernel takes them: the floats themselves, or one float64
-    array of them when there are more than SCALAR_ARGS."""
-    if len(scalars) <= SCALAR_ARGS:
-        return tuple(scalars)
-    return (np.array(scalars, np.float64),)
+        serial = ensure_kernel(entry, counter="trace_disk_writes")[1]
+        namespace[fn] = serial.compile(tuple(numba.typeof(plain(v)) for v in first))
+    return results[0], f"{fn}({', '.join(exprs)})", entry
 
 
 def force(tr: tuple) -> np.ndarray:
     """The value of the trace `tr` (a fresh array of the trace's shape), computed under the
     NumPy error state it was recorded in (which only NumPy's calls depend on: the kernel
-    counts the elements to recheck, and those are run on NumPy under that state)."""
+    counts the places to recheck, and a non-zero count runs the program on NumPy under that
+    state)."""
     prog = _program(tr[0])
     launch = prog.kernel
-    if prog.total >= 0:  # a total: a NumPy float64 scalar, as np.sum and the ufuncs give
-        if launch is not None:
-            _trace_kernel_run()
-            v = launch(tr)
-            if v - v == 0.0:  # finite: no flag raised (NaN stands for "recheck on NumPy")
-                return _F8.type(v)
-            stats.bump("fp_rechecks")
-        else:
-            _count_run(prog, tr)
-        return _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]])
     if launch is not None:
         _trace_kernel_run()  # counts the run
-        out, fpe = launch(tr)
-        if not fpe:
-            return out
+        out, fpe = launch(tr[1], tr[2], tr[4])
+        if not fpe:  # (a total: a NumPy float64 scalar, as np.sum and the ufuncs give)
+            return out if prog.total < 0 else _F8.type(out)
         stats.bump("fp_rechecks")
     else:
         _count_run(prog, tr)
     out = _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]])
-    return out if len(tr[4]) == 1 else out.reshape(tr[4])
+    return out if prog.total >= 0 or len(tr[4]) == 1 else out.reshape(tr[4])
 
 
 def _count_run(prog: Program, tr: tuple) -> None:
@@ -523,7 +462,7 @@ def _count_run(prog: Program, tr: tuple) -> None:
             NO_START.update(prog.starts)
     elif prog.runs >= PROMOTE:
         prog.runs = -(1 << 62)  # built once (a failed build is not tried again)
-        background.submit(_build, prog, tr[1], np.array(tr[2][:tr[3]], np.float64))
+        background.submit(_build, prog, tr[1], tr[2][:tr[3]])
 
 
 def _under(ext, fn, *args):
@@ -539,20 +478,22 @@ def _under(ext, fn, *args):
 
 def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
     """The 1-D trace `tr`'s value and its `np.add.reduce` (what `np.sum` gives, bit for bit),
-    from one loop once the program's summing loop is compiled."""
+    from two kernels once they are compiled: the loop, then the pairwise sum of its values."""
     prog = _program(tr[0])
-    launch = prog.sum_kernel
-    if launch is not None:
+    kernels = prog.sum_kernel
+    if kernels is not None:
         _trace_kernel_run()
-        out, total = launch(tr)
-        if total - total == 0.0:  # finite: no flag in the loop, none the sum could raise
-            return out, _F8.type(total)
+        out, fpe = kernels[0](tr[1], tr[2], tr[4])
+        if not fpe:
+            total, fpe = kernels[1]((out,), (), None)
+            if not fpe:  # no flag in the loop, none the sum could raise (it is finite)
+                return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
     else:
         prog.sum_runs += 1
         if prog.sum_runs >= PROMOTE:  # (short programs too: the sum saves a NumPy call)
             prog.sum_runs = -(1 << 62)
-            background.submit(_build_sum, prog, tr[1], np.array(tr[2][:tr[3]], np.float64))
+            background.submit(_build_sum, prog, tr[1], tr[2][:tr[3]])
     return _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]], True)
 
 
@@ -598,15 +539,20 @@ def _lift(tr: tuple):
     prog = _program(pid)
     flat = leaves[0].size < TINY and prog.total < 0
     nodes: dict[int, object] = {}
-    values = {}
-    for j, x in enumerate(leaves):
-        node = nodes.get(id(x))
-        if node is None:
+    for x in leaves:
+        if id(x) not in nodes:
             # (a tiny trace's leaves are flat, of its shape; a total's are 1-d; a large
             # one's are whole arrays, a tiny one among them too: `array._joinable`)
-            node = nodes[id(x)] = leaf(x.reshape(shape) if flat else x)
-        values[f"L{j}"] = node
-    values.update({f"S{k}": s for k, s in enumerate(scalars[:n_scalars])})
+            nodes[id(x)] = leaf(x.reshape(shape) if flat else x)
+    node = _graph_of(prog, [nodes[id(x)] for x in leaves], scalars[:n_scalars])
+    return node, [nodes[id(x)]._host for x in leaves]
+
+
+def _graph_of(prog: Program, leaves: list, scalars: list):
+    """The graph node of `prog` over the nodes `leaves` and the `scalars` (Python floats, or
+    0-d nodes: `_compile_graph`)."""
+    values = {f"L{j}": node for j, node in enumerate(leaves)}
+    values.update({f"S{k}": s for k, s in enumerate(scalars)})
     for m, (op, names) in enumerate(prog.steps):
         args = [values[n] for n in names]
         if op == "where":
@@ -622,7 +568,7 @@ def _lift(tr: tuple):
             values[f"r{m}"] = build.getitem(args[0], _view_key(op[1]))
         else:
             values[f"r{m}"] = build.elementwise(op, *args)
-    return values[f"r{len(prog.steps) - 1}"], [values[f"L{j}"]._host for j in range(len(leaves))]
+    return values[f"r{len(prog.steps) - 1}"]
 
 
 # ---- large traces ------------------------------------------------------------------------

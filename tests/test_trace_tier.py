@@ -62,11 +62,12 @@ def test_recurring_chain_is_compiled_once_and_matches_numpy():
     assert after["compiles"] == before["compiles"]  # the graph's kernels are counted apart
     prog = trace._PROGRAMS[steps(la, la.asarray(base))._tr[0]]
     assert prog.kernel is not None and len(prog.steps) == 100
-    # one loop, no intermediate arrays; the second pass (exact checks) only where a value
-    # was not finite
-    first, recheck = prog.source.split("    if nfo:\n")
-    assert first.count("for i in range(n)") == 1 and "out[i] = " in first
-    assert recheck.count("for i in range(n)") == 1 and "out[" not in recheck
+    # one kernel of the lazy tier's compiler, no intermediate arrays (blocks of sin's
+    # arguments and values only); the exact checks of the last steps run only where the
+    # stored value is not finite
+    assert len(prog.kernel.entries) == 1 and prog.source.count("def kernel(") == 1
+    assert "np.empty(n0" not in prog.source and prog.source.count("out0[u0] = ") == 1
+    assert "fpp |= (((x250 - x250) != (x250 - x250))) and (" in prog.source
 
 
 def test_explain_plans_a_trace_without_computing_it():
@@ -511,8 +512,8 @@ _FLAGGED = [  # programs whose flags show in a later step's value, or only in th
 @pytest.mark.parametrize("k", range(len(_FLAGGED)))
 @np.errstate(divide="warn", over="warn", invalid="warn", under="ignore")
 def test_flags_behind_later_steps_warn_like_numpy(k):
-    """The loop's filter tests one value per chain of steps that carry inf and NaN on
-    (Program._filtered): each flag is still found, its warnings as NumPy's."""
+    """The kernel tests each stored value and checks exactly where one is not finite:
+    each flag is still found behind later steps, its warnings as NumPy's."""
     x = np.linspace(0.5, 2.0, 40)
     with warnings.catch_warnings(record=True) as want:
         warnings.simplefilter("always")
@@ -530,48 +531,33 @@ def test_flags_behind_later_steps_warn_like_numpy(k):
     assert trace._program(r._tr[0]).kernel is not None  # (the checks above ran it: 4+ ops)
 
 
-def test_the_ops_said_to_carry_inf_and_nan_on_do_in_the_kernels():
-    """`_PROPAGATES` as the loops compute it (`scalar_call(..., fast=True)`): a result that
-    is not finite whenever an operand (a division's numerator) is not."""
-    import numba
+def test_trace_kernels_are_the_lazy_tiers_kernels():
+    """A compiled trace runs kernels of the lazy tier's compiler (one code generator, one
+    kernel cache), with flag checks whose exact part runs only where the stored value is
+    not finite (a chain carrying inf and NaN on), and a total's sum in NumPy's pairwise
+    order."""
+    from lazyarray.runtime import kernels
 
-    from lazyarray.backends import numba_scalar
-    from lazyarray.codegen.body import scalar_call
-
-    cases = [(op, p) for op in sorted(trace._PROPAGATES)
-             for p in range(2 if op in ("add", "subtract", "multiply") else 1)]
-    cases.append(("divide", 0))
-    lines = ["def f(v, w):", "    out = np.empty(%d)" % len(cases)]
-    for k, (op, p) in enumerate(cases):
-        args = (["v", "w"] if p == 0 else ["w", "v"])[:1 if op not in (
-            "add", "subtract", "multiply", "divide") else 2]
-        lines.append(f"    out[{k}] = np.float64({scalar_call(op, args, fast=True)})")
-    lines.append("    return out")
-    namespace = {"np": np, "_h": numba_scalar}
-    exec("\n".join(lines), namespace)  # noqa: S102
-    f = numba.njit(namespace["f"])
-    for v in (np.inf, -np.inf, np.nan):
-        for w in (0.0, 1.0, -2.5, np.inf, -np.inf, np.nan):
-            got = f(v, w)
-            assert not np.isfinite(got).any(), [cases[k] for k in np.flatnonzero(
-                np.isfinite(got))]
-
-
-def test_the_filter_tests_the_end_of_each_carrying_chain():
-    x = la.asarray(np.linspace(0.5, 2.0, 40))
-
-    def tested(r):
-        prog = trace._program(r._tr[0])
-        src = prog._kernel_source() if prog.total < 0 else prog._kernel_source(total=False)
-        line = [s for s in src.splitlines() if "nfo +=" in s]
-        return line[0].split("+=")[1].strip() if line else None
-
-    assert tested(la.sin(x * 1.01 + 0.1) - 0.05) == "((r3 - r3) != (r3 - r3))"
-    w2 = la.sqrt(la.sum((x - x * 2.0) ** 2))  # (outside an assert: pytest's rewriting would
-    assert tested(w2) is None  # hold the temporary, summed then at once); the total's check
-    assert tested(la.exp(x * 2.0) + la.sin(x / x)) == \
-        "((r0 - r0) != (r0 - r0)) | ((r4 - r4) != (r4 - r4))"  # exp(-inf) is finite
-    assert tested(1.0 / (x * 3.0)) == "((r0 - r0) != (r0 - r0)) | ((r1 - r1) != (r1 - r1))"
+    x = np.linspace(0.5, 2.0, 40)
+    programs = [lambda xp, v: xp.sin(v * 1.01 + 0.1) - 0.05,
+                lambda xp, v: xp.sqrt(xp.sum((v - v * 2.0) ** 2)),
+                lambda xp, v: xp.exp(v * 2.0) + xp.sin(v / v),
+                lambda xp, v: 1.0 / (v * 3.0) + v * 0.5]
+    for fn in programs:
+        for k in range(trace.PROMOTE + 1):
+            if k == trace.PROMOTE:
+                assert la.wait_compiles(60)
+            assert _bits(fn(la, la.asarray(x))) == _bits(fn(np, x))
+        prog = trace._program(fn(la, la.asarray(x))._tr[0])
+        assert prog.kernel is not None
+        cached = {id(e) for e in kernels.cache.values()}
+        assert all(id(e) in cached for e in prog.kernel.entries)
+        src = prog.source
+        assert src.count("def kernel(") == len(prog.kernel.entries) == 1
+        assert ("_h.pairwise_sum(vals, 0, n0)" in src) == (prog.total >= 0)
+        if prog.total < 0:
+            last = [line for line in src.splitlines() if "fp" in line and "|=" in line][-1]
+            assert ") and (" in last  # the exact checks behind the stored value's test
 
 
 _SMALL_STACK = """
@@ -789,7 +775,7 @@ def _warned(xp, xs, ops):
 def check_program(prog, runs):
     """Values, dtypes and shapes as NumPy's, and the same warnings (under NumPy's default
     error state) whether the program runs on NumPy's calls or, in the last run, on its
-    compiled loop with the filter of `Program._filtered`."""
+    compiled loop (exact checks behind each stored value's test)."""
     xs, ops = prog
     with np.errstate(**WARN):
         want, messages = _warned(np, xs, ops)

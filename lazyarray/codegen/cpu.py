@@ -47,8 +47,9 @@ from lazyarray.codegen.layout import Spec
 # lazyarray's own (`_h.tanh`, ...); ...; 30: power of floats, exp2 and tan as lazyarray's own
 # (`_h.power` no longer calls libm: the same kernel source compiles to other code); 31:
 # a whole 1-d argmax/argmin in parallel chunks; 32: float math through NumPy's own loops
-# (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py), in blocks of CALL_BLOCK
-CODEGEN_VERSION = 33
+# (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py), in blocks of CALL_BLOCK; 34:
+# whole 1-d float64 sums in NumPy's pairwise order on request (`Spec.pairwise`)
+CODEGEN_VERSION = 34
 
 
 def render(comp: Module, spec: Spec) -> str:
@@ -407,6 +408,13 @@ def _render_reduce(comp: Module, spec: Spec, idx: list[str]) -> list[str]:
                 lines += fp_line(comp, i, set())
         return lines + [f"out{j}[{at}] = x{o}" for j, o in enumerate(comp.outputs)]
 
+    if spec.pairwise:  # NumPy's order: the values stored, then added as its pairwise loop adds
+        root = comp.instrs[reds[0]].operands[0]
+        lines = ["vals = _h.carray(_h.scratch(), n0) if n0 <= _h.SCRATCH else np.empty(n0)",
+                 "for q in range(n0):", "    i0 = np.uint64(q)", *indent(body, 1),
+                 f"    vals[q] = x{root}",
+                 "acc0 = init0 + _h.pairwise_sum(vals, 0, n0)"]  # (from the identity, as NumPy)
+        return indent(lines + finish("0"), 1)
     if not partial:  # every output element owns its accumulators: one pass, parallel over dim 0
         kidx = ", ".join(idx[d] for d in kept) or "0"
         lines = _nest(list(range(t)), "i", True)

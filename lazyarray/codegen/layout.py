@@ -59,6 +59,10 @@ class Spec:
     # PREFETCH_BLOCK elements first asks for the lines PREFETCH_AHEAD elements further on
     # (software prefetch, codegen/cpu.py `_prefetch_lines`)
     prefetch: bool = False
+    # a whole 1-d float64 sum added in NumPy's pairwise order (np.add.reduce's bits): the loop
+    # stores its values (on the kernel's stack when they fit), then `_h.pairwise_sum` adds
+    # them; asked for by callers that owe NumPy's bits (the trace tier's totals)
+    pairwise: bool = False
 
 
 @dataclass(slots=True)
@@ -111,13 +115,14 @@ def _value(comp: Module, i: int, operands: list, memo: dict):
 
 
 def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
-         flat: bool = False, in_place: bool = False) -> Launch:
+         flat: bool = False, in_place: bool = False, pairwise: bool = False) -> Launch:
     """The launch of `comp` over `operands` (`memo`: values of view instructions the caller
     computed already, by instruction id; `flat`: pass strided multi-dimensional loads with a
     unit inner stride as flat windows, see `Spec.flat`; `in_place`: the result may go into
     an operand's buffer, so it is not streamed: a non-temporal store to a line the kernel
     just read, still in cache, costs more than a plain one (the dense layer's bias + relu at 2048^2
-    in place: 7.0 ms streamed, 0.6 ms plain))."""
+    in place: 7.0 ms streamed, 0.6 ms plain)); `pairwise`: a whole 1-d float64 sum adds in
+    NumPy's pairwise order (`Spec.pairwise`; ignored for any other reduction)."""
     found = moments.parts(comp)
     if found is not None:
         return _plan_moments(comp, operands, memo, found)
@@ -227,8 +232,12 @@ def plan(comp: Module, operands: list[np.ndarray], memo: dict | None = None,
               and (len(sizes) == 1 or row_bytes >= STREAM_ROW_MIN_BYTES))
     prefetch = (chunked and len(sizes) == 1 and not empty and not gathers
                 and sum(a.nbytes for a in arrays) >= prefetch_min_bytes())
-    spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked, tuple(table_specs),
-                tuple(flat_loads), flat_store, stream, prefetch)
+    pairwise = (pairwise and kind == "reduce" and tuple(reduced) == (True,) and not gathers
+                and len(reds) == 1 and root.attr("to_apply") == "add"
+                and root.dtype == np.float64)
+    spec = Spec(kind, len(sizes), tuple(reduced), tuple(loads), chunked and not pairwise,
+                tuple(table_specs), tuple(flat_loads), flat_store, stream,
+                prefetch and not pairwise, pairwise)
     return Launch(spec, tuple(sizes), arrays, scalars, empty, region, flat_strides, views,
                   scalar_views)
 

@@ -42,7 +42,7 @@ class Group:
         return ("loop", r.shape)
 
 
-MAX_FUSION = 96  # instructions per kernel: bounds compile time; long chains become a few kernels
+MAX_FUSION = 128  # instructions per kernel: bounds compile time; long chains become a few kernels
 
 # Why a fusion ends at its root: the `reason=` attribute of a fusion instruction.
 REASONS = {

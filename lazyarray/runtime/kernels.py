@@ -178,17 +178,25 @@ def build_kernel(entry: KernelEntry, launch: Launch, args: list, path: str) -> N
 _compile_lock = threading.Lock()  # threads launching one new kernel build it once
 
 
+def ensure_kernel(entry: KernelEntry, counter: str = "disk_writes") -> tuple:
+    """The entry's (parallel, serial) dispatchers, importing (or writing) its kernel module
+    once whichever thread asks first (a new source file is counted under `counter`)."""
+    with _compile_lock:
+        if entry.kernel is None:
+            path = diskcache.cache_dir()
+            entry.kernel = dispatch.numba_cpu().compile_kernel(entry.key, entry.source, path,
+                                                               counter=counter)
+            diskcache.evict(path)
+    return entry.kernel
+
+
 def run_kernel(entry: KernelEntry, launch: Launch, args: list, serial_only: bool = False,
                in_place: bool = False) -> int:
     """Run the kernel (building it first if needed); returns its count of possible
     floating-point events."""
     cpu = dispatch.numba_cpu()
     if entry.kernel is None:
-        with _compile_lock:
-            if entry.kernel is None:
-                path = diskcache.cache_dir()
-                entry.kernel = cpu.compile_kernel(entry.key, entry.source, path)
-                diskcache.evict(path)
+        ensure_kernel(entry)
     t0 = time.perf_counter()
     work = math.prod(launch.sizes)
     chosen = dispatcher(entry.kernel, work, serial_only, in_place)

@@ -42,11 +42,11 @@ class _Prepared:
     spare: list = None  # small partials buffers between launches (`_partials`)
     small: bool = False  # every result is below the pool's size: np.empty directly
     keep: bool = False  # the partials are small enough to keep between launches
-    reads: tuple = ()  # scalars read off operands at each launch (`_scalar_reads`)
+    reads: tuple = ()  # scalars read off operands at each launch (`scalar_reads`)
 
     def __post_init__(self):
         self.direct = all(type(j) is int for j in self.src)
-        self.tail = [_plain(v) for v in self.tail]
+        self.tail = [plain(v) for v in self.tail]
         self.spare = []
         self.small = all(math.prod(shape) * dtype.itemsize < pool.MIN_BYTES
                          for shape, dtype, _ in self.outs)
@@ -54,7 +54,7 @@ class _Prepared:
                         for shape, _, dtype in self.partials) <= SPARE_PARTIALS
 
 
-def _plain(v):
+def plain(v):
     """A float64, int64 or bool NumPy scalar as the Python number Numba types the same:
     the dispatcher types a Python number on its fast path, a NumPy scalar through a slower
     one (12 µs of a replay's call with cold caches)."""
@@ -102,8 +102,8 @@ def prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, hea
     if entry.kernel is None or entry.source is None or launch.spec.kind == "update" \
             or launch.empty or launch.spec.tables:
         return None
-    reads = _scalar_reads(comp, launch, operands)
-    src = _sources(launch.arrays, operands)
+    reads = scalar_reads(comp, launch, operands)
+    src = load_sources(launch.arrays, operands)
     if reads is None or None in src:
         return None
     n = len(results)
@@ -120,7 +120,7 @@ def prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, hea
                      paused=[math.inf, math.inf, 0], reads=reads)
 
 
-def _scalar_reads(comp: Module, launch: Launch, operands: list) -> tuple | None:
+def scalar_reads(comp: Module, launch: Launch, operands: list) -> tuple | None:
     """Per scalar load of `launch` read off an operand rather than a constant (`x - x.mean()`
     reads the mean a kernel before computed): (its place in the kernel's tail, the operand,
     the element's index in it), found by address, for a replay to read again; None when such
@@ -156,7 +156,7 @@ def _replayable(comp: Module, launch: Launch) -> bool:
         for p, dims in launch.spec.loads if dims is None)
 
 
-def _sources(arrays: list, operands: list) -> list:
+def load_sources(arrays: list, operands: list) -> list:
     """Per launch array: the index of the operand it is, or how to rebuild it from one
     (`_recipe`), or None."""
     out = []
@@ -237,7 +237,7 @@ def launch_prepared(p: _Prepared, operands: list, donors: tuple = ()) -> tuple[l
     if p.reads:  # scalars another kernel computed: this launch's values
         tail = list(p.tail)
         for k, j, i in p.reads:
-            tail[k] = _plain(operands[j].reshape(-1)[i])
+            tail[k] = plain(operands[j].reshape(-1)[i])
         args += tail
     else:
         args += p.tail
@@ -279,7 +279,7 @@ def update_launch(comp: Module, operands: list, lkey: tuple | None) -> Launch:
     launch = plan(comp, operands, flat=True)
     if lkey is None or not _replayable(comp, launch):
         return launch
-    arrays, views = _sources(launch.arrays, operands), _sources(launch.views, operands)
+    arrays, views = load_sources(launch.arrays, operands), load_sources(launch.views, operands)
     if None not in arrays and None not in views:
         if len(_update_launches) >= PREPARED_COMPUTATIONS:
             _update_launches.clear()
