@@ -32,22 +32,24 @@ caller holds, `force_sum` computes both at once, and the trace keeps its values.
 When the value is needed (`np.asarray`, `print`, a reduction, any operation the tier does
 not record), `force` runs the program: on NumPy, one call per operation (the same calls the
 eager tier would have made, so the same values), until the program has been run `PROMOTE`
-times; then it is compiled into one Numba loop over the elements (shape-polymorphic, cached
-in memory and on disk like every kernel) on the background build thread, and the runs after
-it is ready take that kernel: one call instead of one NumPy call per operation
-(`lazyarray.wait_compiles()` waits for it). A program is at most `MAX_OPS` operations: an
-operation that would make it longer computes its operand first and starts a new trace from
-the value.
+times; then, on the background build thread, it is compiled by the lazy tier's compiler --
+the trace is the front end, nothing more: its program becomes the graph the lazy tier would
+have built (`_graph_of`), with each leaf and each scalar a parameter, which is lowered,
+optimized, planned and rendered by the one code generator into the one kernel cache (in
+memory and on disk) -- and the runs after it is ready call those kernels directly through a
+launcher generated from their parameter lists (`_compile_graph`): one call instead of one
+NumPy call per operation (`lazyarray.wait_compiles()` waits for it). A total's sum adds in
+NumPy's pairwise order (`Spec.pairwise`), so it has np.add.reduce's bits. A program is at
+most `MAX_OPS` operations (one kernel: `passes.fusion.MAX_FUSION`): an operation that would
+make it longer computes its operand first and starts a new trace from the value.
 
 Floating-point errors: traces are recorded only under error states whose categories are all
 "ignore" or "warn" (NumPy's default is one), and a trace runs under the state it was recorded
 in (an operation under another state computes the trace first). NumPy's calls run with the
 "warn" categories raising; a program that raises is run again on NumPy with each category
 recorded (`ir/fpstate.py`), and its warnings are issued at the line that needed the value, as
-on the lazy tiers. A kernel counts the elements where an operation may have raised a flag (and
-the huge arguments of sin and cos); a non-zero count runs the program on NumPy the same way
-(a summing loop: a count, or a sum that is not finite). A summing loop stores the values too:
-the summed trace becomes an eager value, as when anything else computes it."""
+on the lazy tiers. A kernel counts the places where an operation may have raised a flag, as
+every kernel does; a non-zero count runs the program on NumPy the same way."""
 
 from __future__ import annotations
 
