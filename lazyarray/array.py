@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from lazyarray import backends, config, engine, stats, trace_tier as trace
-from lazyarray.graph import build
+from lazyarray.graph import build, live
 from lazyarray.graph.node import MAX_DEPTH, Node, buffer, constant, leaf, toposort
 from lazyarray.ir import fpstate
 from lazyarray.ops.library import attrs_for
@@ -358,6 +358,8 @@ def _lazy(op: str, args) -> Array:
     st = _new_storage(Storage)
     st.node, st._fake, st.leaf_trace, st.scalar = node, None, None, not node.shape
     st.perm = _result_order(args, node.shape) if len(node.shape) > 1 else None
+    if node.srcs:  # pending: computed with an evaluation sharing its work (graph/live.py)
+        live.remember(st)
     a = new_array(Array)
     a._st = st
     a._val = a._proxy = a._base = a._tr = None
@@ -1408,6 +1410,8 @@ class Array:
         if type(node) is not Node:  # NumPy's constructor: ndarray(shape, dtype, buffer, ...)
             node = _constructed(node, dtype, buffer, offset, strides, order)
         self._st = Storage(node)
+        if node.srcs:  # a pending lazy result: computed with an evaluation sharing its work
+            live.remember(self._st)
         # an eager-tier result, until a Storage is needed: its value, an ndarray or (0-d) a
         # NumPy scalar, whose arithmetic costs a tenth of a 0-d array's
         self._val = None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lazyarray import backends, config, debug, stats
+from lazyarray.graph import live
 from lazyarray.graph.node import Node, buffer, toposort
 from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import Module
@@ -184,6 +185,19 @@ class _Recording:
             fpstate._current.reset(token)
 
 
+def _partners(order: list[Node], pending: list[Node], tracing, host: bool) -> list[Node]:
+    """The nodes of live pending arrays that share work with this evaluation
+    (`graph/live.py`), to compute with it: on the host's tiers, outside a jit trace, when
+    NumPy's floating-point errors are not raised (a partner's would raise at another line)."""
+    if tracing is not None or host or not fpstate.compiled_ok() \
+            or config.get().backend not in ("cpu", "numpy"):
+        return []
+    extra = live.partners(order, pending)
+    if extra:
+        stats.bump("co_materialized", len(extra))
+    return extra
+
+
 def _materialize(nodes: list[Node], host: bool) -> None:
     global _last
     with _lock:
@@ -196,6 +210,10 @@ def _materialize(nodes: list[Node], host: bool) -> None:
         _materialization()
         t0 = time.perf_counter()
         order = toposort(pending)
+        extra = _partners(order, pending, tracing, host)
+        if extra:  # live arrays sharing this evaluation's work: computed with it
+            pending += extra
+            order = toposort(pending)
         dask = _dask_backend(order)
         o = config.get()
         if o.backend == "cpu" and not (o.debug or o.dump_dir) and fpstate.compiled_ok():

@@ -11,7 +11,9 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damag
            "jit_traces", "jit_replays", "background_interpreted", "gathered",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",
            "host_fallbacks", "fp_rechecks", "trace_kernel_runs", "trace_compiles",
-           "trace_disk_writes", "trace_replays", "plan_hits")
+           "trace_disk_writes", "trace_replays", "plan_hits",
+           # live pending arrays computed with an evaluation that shared their work
+           "co_materialized")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 # The counters of hot paths are C-level counters: `eager_op()` costs a third of a locked
