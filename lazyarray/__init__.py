@@ -26,6 +26,7 @@ if _blas_timeout is None and "numpy" not in _sys.modules:
     _blas_timeout = _os.environ["OPENBLAS_THREAD_TIMEOUT"] = "16"
 
 import functools as _functools  # noqa: E402
+import types as _types  # noqa: E402
 
 import numpy as _np  # noqa: E402
 
@@ -75,6 +76,7 @@ from lazyarray._reductions import (  # noqa: E402
 from lazyarray._ufuncs import *  # noqa: E402,F403
 from lazyarray.array import Array, may_share_memory, shares_memory, ufunc  # noqa: E402
 from lazyarray.array import numpy_fallback as _fallback  # noqa: E402
+from lazyarray.array import NonNumeric as _NonNumeric  # noqa: E402
 from lazyarray import _methods  # noqa: E402,F401  (the methods that are namespace functions)
 from lazyarray.config import options  # noqa: E402
 from lazyarray.jit import JitWarning, jit  # noqa: E402
@@ -218,6 +220,34 @@ def __getattr__(name: str):
         globals()[name] = wrapper
         return wrapper
     return obj
+
+
+def _numpy_for_non_numeric(fn, numpy_fn):
+    """`fn`, running NumPy's `numpy_fn` (a counted fallback) where an operand's dtype is one
+    the compiler does not handle: string, object or structured arrays are NumPy's own."""
+
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except _NonNumeric:
+            return _fallback(numpy_fn, *args, **kwargs)
+
+    return call
+
+
+# the functions of hot loops keep their direct call (a wrapper costs them 0.1-0.4 us): on a
+# non-numeric array they raise `NonNumeric` (a TypeError) with its dtype
+_HOT = frozenset({"where", "sum", "mean", "prod", "max", "min", "amax", "amin", "clip", "dot",
+                  "matmul", "argmax", "argmin", "any", "all", "std", "var", "cumsum",
+                  "cumprod", "round", "reshape", "transpose", "asarray", "array", "evaluate",
+                  "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+                  "full_like", "arange", "linspace", "explain"})
+for _name, _obj in list(globals().items()):
+    if (type(_obj) is _types.FunctionType and not _name.startswith("_") and _name not in _HOT
+            and _obj.__module__.startswith("lazyarray._") and callable(getattr(_np, _name, None))):
+        globals()[_name] = _numpy_for_non_numeric(_obj, getattr(_np, _name))
+del _name, _obj
 
 
 # submodules (`import ... as`: a plain `from lazyarray import x` would find __getattr__'s NumPy x)

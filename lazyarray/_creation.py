@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from lazyarray import config
+from lazyarray import config, stats
 from lazyarray.array import Array, device_name, value_array, as_array, in_order
 from lazyarray.config import TINY as _TINY
 from lazyarray.graph import build
@@ -44,15 +44,31 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         arr = pool.copy(a, dtype)  # (np.array's copy: large ones pooled, all threads copy)
     else:  # NumPy's layout: an F-ordered array stays F (`asarray` returns it as it is)
         arr = np.array(a, dtype=dtype, copy=True, order="K" if order in (None, "A") else order)
-    if arr.dtype.kind not in "biufc":
-        _unsupported(arr)
+    if arr.dtype.kind not in "biufc":  # NumPy's own array (a counted fallback), as NumPy
+        return _held(np.asarray, a, dtype=dtype, order=order, copy=copy)  # makes it
     if arr.size < _TINY and arr.size < config.get().eager_limit:
         return value_array(arr)  # a tiny value: the eager and trace tiers take it as is
     return as_array(Array(buffer(arr)))  # (the copy above is the only one)
 
 
-def _unsupported(arr):
-    raise TypeError(f"lazyarray does not support arrays of dtype {arr.dtype}")
+def _held(fn, *args, **kwargs) -> np.ndarray:
+    """NumPy's own array for a dtype the compiler does not handle (strings, bytes, objects,
+    structured, void, datetimes): `fn(*args, **kwargs)` counted as a fallback. Such arrays
+    are NumPy's in every respect (views, writes, printing); a numeric field or comparison of
+    one is a NumPy array that lazyarray's functions take as any other (docs/semantics.md)."""
+    stats.bump("fallbacks")
+    return fn(*args, **kwargs)
+
+
+def _numeric(dt) -> bool:
+    return np.dtype(dt).kind in "biufc"
+
+
+def _dtype_of(a, dtype) -> np.dtype:
+    """The dtype a `*_like` result of `a` has."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    return a.dtype if isinstance(a, (Array, np.ndarray)) else np.asarray(a).dtype
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -72,7 +88,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     else:
         arr = np.array(object, dtype=dtype, copy=True, order=order, ndmin=ndmin)
     if arr.dtype.kind not in "biufc":
-        _unsupported(arr)
+        return _held(np.array, object, dtype=dtype, copy=copy, order=order, subok=subok,
+                     ndmin=ndmin)
     return Array(buffer(arr))
 
 
@@ -138,7 +155,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
         return in_order(as_array(Array(build.broadcast_to(v._node, shape))), order)
     dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
     if dt.kind not in "biufc":
-        _unsupported(np.empty(0, dt))
+        return _held(np.full, shape, fill_value, dt, order)
     if type(fill_value) is int:  # a Python int must fit (NumPy raises OverflowError)
         value = np.asarray(fill_value, dtype=dt)
     else:
@@ -151,17 +168,23 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of `shape` filled with zeros (see numpy.zeros)."""
+    if not _numeric(dtype):
+        return _held(np.zeros, shape, dtype, order)
     return full(shape, 0, dtype=np.dtype(dtype), order=order, device=device)
 
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None):
     """A new array of `shape` filled with ones (see numpy.ones)."""
+    if dtype is not None and not _numeric(dtype):
+        return _held(np.ones, shape, dtype, order)
     return full(shape, 1, dtype=np.dtype(float if dtype is None else dtype), order=order,
                 device=device)
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of `shape` (see numpy.empty; lazyarray's contents are zeros)."""
+    if not _numeric(dtype):
+        return _held(np.empty, shape, dtype, order)
     return zeros(shape, dtype, order, device=device)
 
 
@@ -179,21 +202,29 @@ def _laid_like(out: Array, a, order, shape) -> Array:
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    if not _numeric(_dtype_of(a, dtype)):
+        return _held(np.full_like, a, fill_value, dtype, order, subok, shape)
     dt, sh = _like(a, dtype, shape)
     return _laid_like(full(sh, fill_value, dtype=dt, device=device), a, order, shape)
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    if not _numeric(_dtype_of(a, dtype)):
+        return _held(np.zeros_like, a, dtype, order, subok, shape)
     dt, sh = _like(a, dtype, shape)
     return _laid_like(full(sh, 0, dtype=dt, device=device), a, order, shape)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    if not _numeric(_dtype_of(a, dtype)):
+        return _held(np.ones_like, a, dtype, order, subok, shape)
     dt, sh = _like(a, dtype, shape)
     return _laid_like(full(sh, 1, dtype=dt, device=device), a, order, shape)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    if not _numeric(_dtype_of(prototype, dtype)):
+        return _held(np.empty_like, prototype, dtype, order, subok, shape)
     dt, sh = _like(prototype, dtype, shape)
     return _laid_like(full(sh, 0, dtype=dt, device=device), prototype, order, shape)
 

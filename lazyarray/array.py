@@ -35,8 +35,14 @@ def as_node(x) -> Node:
     c = type(x) is np.ndarray and x.flags.c_contiguous  # (order "K": others keep their layout)
     arr = pool.copy(x) if c else np.array(x, copy=True)
     if arr.dtype.kind not in "biufc":
-        raise TypeError(f"lazyarray does not support arrays of dtype {arr.dtype}")
+        raise NonNumeric(f"lazyarray does not support arrays of dtype {arr.dtype}")
     return buffer(arr)
+
+
+class NonNumeric(TypeError):
+    """An operand of a dtype the compiler does not handle (strings, bytes, objects, structured,
+    void, datetimes): the namespace function that met it runs NumPy's own instead, as a
+    counted fallback (`lazyarray.__init__`), except the few hot ones that raise this."""
 
 
 def operand(x):
@@ -45,11 +51,11 @@ def operand(x):
         return x._node
     if isinstance(x, (bool, int, float, complex, np.generic)):
         if isinstance(x, np.generic) and x.dtype.kind not in "biufc":
-            raise TypeError(f"unsupported operand type {type(x).__name__}")
+            raise NonNumeric(f"unsupported operand type {type(x).__name__}")
         return x
     arr = np.asarray(x)
     if arr.dtype.kind not in "biufc":
-        raise TypeError(f"unsupported operand type {type(x).__name__}")
+        raise NonNumeric(f"unsupported operand type {type(x).__name__} (dtype {arr.dtype})")
     if arr.ndim == 0:
         return constant(arr, arr.dtype)
     return buffer(pool.copy(arr))
