@@ -240,7 +240,7 @@ def _numpy_for_non_numeric(fn, numpy_fn):
 # non-numeric array they raise `NonNumeric` (a TypeError) with its dtype
 _HOT = frozenset({"where", "sum", "mean", "prod", "max", "min", "amax", "amin", "clip", "dot",
                   "matmul", "argmax", "argmin", "any", "all", "std", "var", "cumsum",
-                  "cumprod", "round", "reshape", "transpose", "asarray", "array", "evaluate",
+                  "cumprod", "round", "asarray", "array", "evaluate",
                   "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
                   "full_like", "arange", "linspace", "explain"})
 for _name, _obj in list(globals().items()):

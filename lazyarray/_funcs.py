@@ -9,7 +9,7 @@ import numpy as np
 from lazyarray import _creation, config
 from lazyarray import _reductions as reductions
 from lazyarray import _ufuncs as u
-from lazyarray.array import (F64_CONSTANTS, UFUNCS, Array, as_array, eager_array, eager_result,
+from lazyarray.array import (F64_CONSTANTS, UFUNCS, Array, NonNumeric, as_array, eager_array, eager_result,
                              eager_values, f64_constant, in_order, numpy_fallback, operand,
                              record_two_scalars, record_where, scalar_result, small_value,
                              tiny_values, value_array, wrap)
@@ -40,7 +40,10 @@ def where(condition, x=None, y=None):
     values = tiny_values((condition, x, y)) if config.get().backend != "cuda" else None
     if values is not None:  # the eager tier: NumPy's where, right now
         return eager_array(np.where(*values))
-    c, a, b = operand(condition), operand(x), operand(y)
+    try:
+        c, a, b = operand(condition), operand(x), operand(y)
+    except NonNumeric:  # strings, objects: NumPy's where (docs/semantics.md, deviation 14)
+        return numpy_fallback(np.where, condition, x, y)
     types = [v.dtype if isinstance(v, Node) else weak_type(v) for v in (a, b)]
     dtype = result_type(*types)
     if not isinstance(c, Node):

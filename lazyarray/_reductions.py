@@ -12,7 +12,7 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray import trace_tier as trace
-from lazyarray.array import (EXT_GET, LOWERED, TINY, UFUNCS, Array, as_node, computed_value,
+from lazyarray.array import (EXT_GET, LOWERED, TINY, UFUNCS, Array, NonNumeric, as_node, computed_value,
                              eager_array, eager_op, in_order, large_leaf_operand, new_array,
                              numpy_fallback, record_reduce, record_total, small_value, wrap,
                              writable_alias)
@@ -74,6 +74,10 @@ def eager_whole(a, axis):
     return v
 
 
+_NUMPY_FUNCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min,
+                    "or": np.any, "and": np.all}
+
+
 def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VALUE,
             where=True, out=None) -> Array:
     if out is None and where is True:
@@ -89,7 +93,13 @@ def _reduce(name: str, ufunc: np.ufunc, a, axis, dtype, keepdims, initial=_NO_VA
             res = record_reduce(a, name, axis, keepdims)  # a large float64 trace or leaf
             if res is not None:
                 return res
-    node = as_node(a)
+    try:
+        node = as_node(a)
+    except NonNumeric:  # strings, objects: NumPy's function (docs/semantics.md, deviation 14)
+        kw = {"axis": axis, "keepdims": keepdims, "out": out}
+        kw.update({k: v for k, v in (("dtype", dtype), ("initial", initial), ("where", where))
+                   if v is not None and v is not _NO_VALUE and v is not True})
+        return numpy_fallback(_NUMPY_FUNCTIONS[name], a, **kw)
     if where is not True:
         return numpy_fallback(ufunc.reduce, a, axis=axis, dtype=dtype, keepdims=keepdims,
                          initial=initial, where=where)
@@ -228,7 +238,11 @@ def argmax(a, axis=None, out=None, *, keepdims=False):
     v = eager_whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
         return eager_array(np.argmax(writable_alias(v), axis, keepdims=keepdims))  # (no copy)
-    return finish(build.argreduce(as_node(a), "max", axis, keepdims), out, "argmax")
+    try:
+        node = as_node(a)
+    except NonNumeric:  # strings, objects: NumPy's (docs/semantics.md, deviation 14)
+        return numpy_fallback(np.argmax, a, axis, out=out, keepdims=keepdims)
+    return finish(build.argreduce(node, "max", axis, keepdims), out, "argmax")
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
@@ -236,7 +250,11 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
     v = eager_whole(a, axis) if out is None else None
     if v is not None:  # the eager tier
         return eager_array(np.argmin(writable_alias(v), axis, keepdims=keepdims))
-    return finish(build.argreduce(as_node(a), "min", axis, keepdims), out, "argmin")
+    try:
+        node = as_node(a)
+    except NonNumeric:  # strings, objects: NumPy's (docs/semantics.md, deviation 14)
+        return numpy_fallback(np.argmin, a, axis, out=out, keepdims=keepdims)
+    return finish(build.argreduce(node, "min", axis, keepdims), out, "argmin")
 
 
 def _large_float64(a) -> bool:
