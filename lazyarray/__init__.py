@@ -199,9 +199,10 @@ def cache_clear(disk: bool = False) -> None:
     """Forget the in-memory kernel and plan caches and reset the counters; with ``disk=True``
     also delete the compiled kernels on disk."""
     _kernel_cache_clear()
-    cuda = _backends.loaded("cuda")
-    if cuda is not None:
-        cuda.module.cache_clear()
+    for name in ("cuda", "xla"):
+        device = _backends.loaded(name)
+        if device is not None:
+            device.module.cache_clear()
     _passes.clear_plans()
     _engine._graphs.clear()
     _stats.reset()

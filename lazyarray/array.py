@@ -1571,10 +1571,11 @@ class Array:
 
     @property
     def device(self) -> str:
-        """Where the data lives or will be computed: ``"cuda"`` when it lives only on the GPU
-        or the evaluation runs there (``backend="cuda"``), else ``"cpu"`` (Array API)."""
-
-        return "cuda" if engine.on_device(toposort([self._node])) else "cpu"
+        """Where the data lives or will be computed: the device backend's name (``"cuda"``,
+        ``"xla"``) when it lives only there or the evaluation runs there (``backend="cuda"``
+        or ``"xla"``), else ``"cpu"`` (Array API)."""
+        device = engine.device_backend(toposort([self._node]))
+        return "cpu" if device is None else device.name
 
     def to_device(self, device, /, *, stream=None) -> Array:
         """A copy of the array on `device` (``"cpu"`` or ``"cuda"``; Array API).

@@ -2,7 +2,9 @@
 
     LAZYARRAY_BACKEND           "cpu" (Numba, default), "numpy" (the reference interpreter) or
                                 "dask" (chunk tasks of a Dask graph: docs/dask.md) or
-                                "cuda" (Numba CUDA kernels, data resident on the GPU)
+                                "cuda" (Numba CUDA kernels, data resident on the GPU) or
+                                "xla" (one XLA program per evaluation through JAX, data
+                                resident on JAX's default device: docs/xla.md)
     LAZYARRAY_EAGER_THRESHOLD   element count below which the interpreter runs a graph
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
     LAZYARRAY_DEBUG             0-4: what each materialization logs (docs/debugging.md)
@@ -22,7 +24,7 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 
-BACKENDS = ("cpu", "numpy", "dask", "cuda")
+BACKENDS = ("cpu", "numpy", "dask", "cuda", "xla")
 # elements: an operation on computed inputs smaller than this runs at once, through NumPy (the
 # eager tier), when eager_threshold allows it. As large as the default compile threshold: below
 # it the lazy interpreter tier runs the same NumPy calls and only adds the graph's cost
@@ -107,10 +109,11 @@ def options(**overrides):
 
     Parameters
     ----------
-    backend : {"cpu", "numpy", "dask", "cuda"}
+    backend : {"cpu", "numpy", "dask", "cuda", "xla"}
         Where materialization runs: Numba kernels, NumPy's reference interpreter, chunk
-        tasks of a Dask graph (the same Numba kernels per chunk; see docs/dask.md), or Numba
-        CUDA kernels on the GPU (see docs/cuda.md).
+        tasks of a Dask graph (the same Numba kernels per chunk; see docs/dask.md), Numba
+        CUDA kernels on the GPU (see docs/cuda.md), or one XLA program per evaluation through
+        JAX on its default device (TPU, GPU or CPU; results stay there: see docs/xla.md).
     eager_threshold : int
         Graphs whose largest array has fewer elements run on the interpreter (0: always
         compile on the cpu backend).

@@ -37,12 +37,24 @@ STRICT_ERRSTATE = ("raise", "call", "log", "print")  # modes only NumPy's own lo
 TRACING: contextvars.ContextVar = contextvars.ContextVar("lazyarray_tracing", default=None)
 
 
+def device_backend(order: list[Node]) -> backends.Backend | None:
+    """The backend that keeps its results in its own memory (`Backend.device_results`: cuda,
+    xla) and runs this evaluation: the configured one, or the one holding an input that lives
+    only there (computation follows data, as in the Array API); None: the host."""
+    row = backends.configured(config.get().backend)
+    if row is not None and row.device_results:
+        return row
+    for n in order:
+        if n.op == "buffer" and not n.on_host:
+            return backends.get(n.holder)
+    return None
+
+
 def on_device(order: list[Node]) -> bool:
     """Does this evaluation run on the GPU? With backend="cuda", or when any input lives only
     there (computation follows data, as in the Array API)."""
-    if config.get().backend == "cuda":
-        return True
-    return any(not n.on_host for n in order if n.op == "buffer")
+    device = device_backend(order)
+    return device is not None and device.name == "cuda"
 
 
 def _use_interpreter(nodes: list[Node]) -> bool:
@@ -228,16 +240,22 @@ def _materialize(nodes: list[Node], host: bool) -> None:
             report = Report(None, None, interpreted=True, planned=False)
             outs = interpret_graph(order, pending)
             debug.interpreted(order)
-        elif not host and on_device(order):
-            device = backends.get("cuda")
+        elif not host and (device := device_backend(order)) is not None:
             module, args = lower(pending, order, leaf=device.leaf)
             optimized = optimize(module, device.passes)
-            outs = device.run(optimized, args, None, False)
+            trace = Trace()
+            outs = device.run(optimized, args, trace, False)
             for node, flat in zip(pending, outs, strict=True):
-                node.realize_device(flat)
-            _last = Report(module, optimized, planned=False,
-                           seconds=time.perf_counter() - t0, site=forcing_site())
+                node.realize_device(flat, device.name)
+            _last = Report(module, optimized, trace.kernels, updates=trace.updates,
+                           planned=False, seconds=time.perf_counter() - t0,
+                           site=forcing_site(), backend=device.name)
             return
+        elif host and any(not n.on_host for n in order if n.op == "buffer"):
+            # a view of a device-resident base being observed: the base is fetched once (a
+            # counted transfer) and NumPy applies the view
+            report = Report(None, None, interpreted=True, planned=False)
+            outs = interpret_graph(order, pending)
         else:
             sole = _sole_buffers(order, pending)  # before lowering: its argument list holds them too
             module, args = lower(pending, order)
@@ -489,6 +507,7 @@ class Report:
     site: tuple | None = None  # (file, line, function) that forced (or asked to explain) it
     seconds: float = 0.0  # wall time of the evaluation (0 for a plan)
     planned: bool = True  # True: from explain(*arrays), nothing ran
+    backend: str = ""  # a device backend that ran it ("cuda", "xla"); "": the host
 
     @property
     def forced_at(self) -> str:
@@ -525,6 +544,8 @@ class Report:
             if self.before is not None:
                 lines += ["== HLO ==", self.hlo_before]
             return "\n".join(lines)
+        if self.backend:
+            lines.append(f"== backend: {self.backend} ==")
         lines += ["== HLO before optimization ==", self.hlo_before,
                   "== HLO after optimization ==", self.hlo_after,
                   f"== kernels: {self.num_kernels}, intermediates avoided: "
@@ -540,7 +561,7 @@ class Report:
                 lines.append("  differs from the nearest cached signature:")
                 lines += ["    " + d for d in k.differs.splitlines()]
             if k.source:
-                lines.append(k.source)
+                lines.append(str(k.source))  # (a device backend's run: its live record)
         if self.updates:
             lines.append("== writes: " + ", ".join(self.updates) + " ==")
             lines += [f"  write {i}: {why}" for i, why in enumerate(self.write_reasons)]
@@ -580,8 +601,8 @@ def explain(nodes: list[Node]) -> Report:
         pending = list({id(n): n for n in nodes if not n.realized}.values())
         order = toposort(pending)
         trace = Trace()
-        if on_device(order):
-            device = backends.get("cuda")
+        device = device_backend(order)
+        if device is not None:
             module, args = lower(pending, order, leaf=device.module.peek_leaf)
             optimized = run_pipeline(module, device.passes)
             device.run(optimized, args, trace, True)
@@ -592,4 +613,5 @@ def explain(nodes: list[Node]) -> Report:
             free = frozenset(k for k, a in enumerate(args) if id(a) in sole)
             execute(optimized, args, trace, dry=True, free=free)
         return Report(module, optimized, trace.kernels, _use_interpreter(order), trace.updates,
-                      write_reasons=trace.write_reasons, site=at)
+                      write_reasons=trace.write_reasons, site=at,
+                      backend=device.name if device is not None else "")

@@ -13,7 +13,11 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damag
            "host_fallbacks", "fp_rechecks", "trace_kernel_runs", "trace_compiles",
            "trace_disk_writes", "trace_replays", "plan_hits",
            # live pending arrays computed with an evaluation that shared their work
-           "co_materialized")
+           "co_materialized",
+           # the xla backend: programs compiled and run, instructions run on the host inside
+           # them, transfers (counts and bytes) to and from the device
+           "xla_compiles", "xla_runs", "xla_fallbacks", "xla_to_device", "xla_to_device_bytes",
+           "xla_to_host", "xla_to_host_bytes")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 # The counters of hot paths are C-level counters: `eager_op()` costs a third of a locked

@@ -123,9 +123,17 @@ def pytest_runtest_call(item):
     yield
 
 
-# LAZYARRAY_TEST_BACKEND=cuda (under NUMBA_ENABLE_CUDASIM=1, see tests/test_cuda.py) runs the
-# same differential tests with the CUDA backend as the compiled one
+# LAZYARRAY_TEST_BACKEND=cuda (under NUMBA_ENABLE_CUDASIM=1, see tests/test_cuda.py) or =xla
+# (JAX on its CPU client, see tests/test_xla_backend.py) runs the same differential tests with
+# that backend as the compiled one
 COMPILED_BACKEND = os.environ.get("LAZYARRAY_TEST_BACKEND", "cpu")
+if COMPILED_BACKEND == "xla":  # (tests/test_xla_backend.py): JAX on the CPU, small programs:
+    # fewer LLVM passes, compiling is most of the time
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    # NumPy's subnormal results too (XLA flushes them; docs/xla.md, "Subnormals")
+    os.environ.setdefault("LAZYARRAY_XLA_SUBNORMALS", "strict")
+    os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
+                                       "--xla_llvm_disable_expensive_passes=true")
 if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
     # the simulator runs each GPU thread as a Python thread and polls them from the main
     # one: hand the GIL over often (20x faster kernels here)

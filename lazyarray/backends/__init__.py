@@ -8,8 +8,9 @@ row and a line in `_MODULES`.
 
 The CPU backend is the runtime's executor over Numba kernels (`runtime/executor.py`, with
 `numba_cpu.py` and the code generators); it runs in the scheduler's own fast paths and needs
-no row. CUDA (`numba_cuda.py`) and Dask (`dask_backend.py`) load Numba's CUDA support or Dask
-with them, so `get` imports them on first use, never with the package.
+no row. CUDA (`numba_cuda.py`), Dask (`dask_backend.py`) and XLA (`xla.py`, through JAX) load
+Numba's CUDA support, Dask or JAX with them, so `get` imports them on first use, never with
+the package.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-_MODULES = {"cuda": "lazyarray.backends.numba_cuda", "dask": "lazyarray.backends.dask_backend"}
+_MODULES = {"cuda": "lazyarray.backends.numba_cuda", "dask": "lazyarray.backends.dask_backend",
+            "xla": "lazyarray.backends.xla"}
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,14 @@ class Backend:
 
 
 def get(name: str) -> Backend:
-    """The backend `name` ("cuda", "dask"), importing its module on first use."""
+    """The backend `name` ("cuda", "dask", "xla"), importing its module on first use."""
     return importlib.import_module(_MODULES[name]).BACKEND
+
+
+def configured(name: str) -> Backend | None:
+    """The row of the backend option `name`, imported on first use; None for the host's own
+    tiers ("cpu", "numpy"), which have none."""
+    return get(name) if name in _MODULES else None
 
 
 def loaded(name: str) -> Backend | None:

@@ -117,7 +117,7 @@ def _fetch(node) -> np.ndarray:
     return to_host(node.device, node.shape, node.dtype)
 
 
-graph_node.FETCH = _fetch
+graph_node.FETCH["cuda"] = _fetch
 
 
 def device_leaf(node):

@@ -11,11 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 MAX_DEPTH = 10_000  # a node whose pending graph is deeper is materialized when built
-FETCH = None  # set by the CUDA backend: node -> host copy of its device buffer
+# per backend holding device buffers (its name: `Node.holder`): node -> host copy of its
+# device buffer; each device backend registers its own when its module loads
+FETCH: dict = {}
 
 
 class Node:
-    __slots__ = ("op", "srcs", "shape", "dtype", "attrs", "_host", "device", "depth",
+    __slots__ = ("op", "srcs", "shape", "dtype", "attrs", "_host", "device", "holder", "depth",
                  "__weakref__")
 
     def __init__(self, op: str, srcs: tuple[Node, ...], shape: tuple[int, ...], dtype: np.dtype,
@@ -26,7 +28,8 @@ class Node:
         self.dtype = dtype
         self.attrs = attrs
         self._host = value
-        self.device = None  # a buffer resident on the GPU: its flat device array (backends)
+        self.device = None  # a buffer resident on a device: its device array (backends)
+        self.holder = None  # the name of the backend whose memory `device` is in
         # depth of the pending graph behind this node: long loops are cut at MAX_DEPTH
         depth = 0
         for s in srcs:
@@ -36,12 +39,12 @@ class Node:
 
     @property
     def value(self) -> np.ndarray | None:
-        """The buffer's NumPy array; a GPU-resident buffer is copied to the host on first read
-        (a counted transfer) and kept there too."""
+        """The buffer's NumPy array; a device-resident buffer is copied to the host on first
+        read (a counted transfer, by the backend holding it) and kept there too."""
         v = self._host
         if v is None:
             if self.device is not None:
-                v = self._host = FETCH(self)
+                v = self._host = FETCH[self.holder](self)
                 v.setflags(write=False)
         elif type(v) is np.ndarray and v.flags.writeable:  # an eager-tier leaf (see `leaf`)
             v.setflags(write=False)
@@ -69,10 +72,11 @@ class Node:
         value.setflags(write=False)
         self.op, self.srcs, self.attrs, self.value, self.depth = "buffer", (), (), value, 1
 
-    def realize_device(self, flat) -> None:
-        """Become a buffer leaf whose data lives on the GPU (`flat`: C-order device array)."""
+    def realize_device(self, flat, holder: str = "cuda") -> None:
+        """Become a buffer leaf whose data lives on a device: `flat`, a device array of the
+        backend named `holder` (CUDA's: flat, C order; XLA's: a `jax.Array` of the shape)."""
         self.op, self.srcs, self.attrs, self.depth = "buffer", (), (), 1
-        self._host, self.device = None, flat
+        self._host, self.device, self.holder = None, flat, holder
 
     def attr(self, name: str, default=None):
         for k, v in self.attrs:
@@ -98,7 +102,7 @@ def leaf(array: np.ndarray) -> Node:
     costs less than doing it for every tiny intermediate)."""
     n = _new_node(Node)
     n.op, n.srcs, n.shape, n.dtype, n.attrs = "buffer", (), array.shape, array.dtype, ()
-    n._host, n.device, n.depth = array, None, 1
+    n._host, n.device, n.holder, n.depth = array, None, None, 1
     return n
 
 

@@ -27,9 +27,13 @@ def _kernels():
 def thread_controls():
     """Numba's per-thread get/set of the thread count (the C functions behind
     `numba.get_num_threads`/`set_num_threads`: a fifth of their cost, without the checks),
-    or None when the threading layer is not safe to enter from several threads."""
-    import numba
-    from numba.np.ufunc import parallel
+    or None when the threading layer is not safe to enter from several threads, or Numba is
+    not installed (a machine running only the xla backend)."""
+    try:
+        import numba
+        from numba.np.ufunc import parallel
+    except ImportError:
+        return None
 
     parallel._launch_threads()
     if numba.threading_layer() not in ("omp", "tbb"):

@@ -1,0 +1,276 @@
+"""XLA backend through JAX: each evaluation is one XLA program, buffers resident on the device.
+
+`options(backend="xla")` (or ``LAZYARRAY_BACKEND=xla``) lowers every evaluation's optimized
+module (`simplify` and `dce` only: XLA fuses by itself) to one `jax.jit`-compiled function
+(`xla_lower.build`) and runs it on JAX's default device (a TPU, a GPU, or the host CPU). JAX
+is imported with this module, which `backends.get("xla")` loads on first use, and runs with
+64-bit types enabled (`jax_enable_x64`), so float64 stays float64 and int64 stays int64.
+
+- Residency: a computed buffer stays a `jax.Array` in its node (`Node.realize_device(...,
+  "xla")`); a NumPy input is uploaded once at its first use and the device copy kept in the
+  node (`device_leaf`); a value reaches the host only when it is read (`node.value`, through
+  `graph.node.FETCH["xla"]`). Every crossing is counted in `cache_info()`
+  (`xla_to_device`/`xla_to_device_bytes`, `xla_to_host`/`xla_to_host_bytes`).
+- Compiles: the program of a module structure, with constants masked (they are arguments),
+  is compiled once (`xla_compiles`) and kept in `_cache`; a loop that changes a scalar or
+  feeds new arrays of the same shapes compiles nothing. A new shape is a new structure and
+  compiles (XLA's programs are shape-specialized; see docs/xla.md).
+- Fallbacks: what XLA cannot compute as NumPy does runs on the host inside the program
+  (`jax.pure_callback`: `xla_fallbacks`, `host_fallbacks`); value-dependent NumPy errors
+  rerun the module on the reference interpreter, which raises them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import jax
+import numpy as np
+
+from lazyarray import stats
+from lazyarray.backends import Backend
+from lazyarray.backends.xla_lower import build, host_module, structure
+from lazyarray.graph import node as graph_node
+from lazyarray.ir.hlo import Module
+from lazyarray.ir.interpret import interpret
+from lazyarray.passes import dce, simplify
+from lazyarray.runtime import threads
+from lazyarray.runtime.kernels import KernelRecord, Trace
+
+jax.config.update("jax_enable_x64", True)
+if importlib.util.find_spec("numba") is None:  # a machine with JAX and no Numba (a TPU
+    threads.thread_controls = lambda: None  # host): the host's copies are NumPy's own
+
+NAME = "xla"
+# XLA on CPU and TPU computes with subnormal floats flushed to zero. "check" (default): an
+# evaluation whose float inputs hold a subnormal reruns on the host interpreter (NumPy's
+# values; each evaluation then waits for its check); "strict": also one where + - * / gave
+# zero for a subnormal result (a check per such op); "flush": XLA's values, no wait.
+SUBNORMALS = os.environ.get("LAZYARRAY_XLA_SUBNORMALS", "check")
+PASSES = (simplify, dce)  # XLA fuses, picks layouts and calls its own matmul
+MAX_PROGRAMS = 512  # compiled programs kept (least recently used beyond this are dropped)
+
+
+# ---- transfers -----------------------------------------------------------------------------
+
+@dataclass
+class RunInfo:
+    """What one evaluation on XLA did (its `explain()` report lists it)."""
+
+    device: str = ""
+    key: str = ""
+    status: str = ""  # "hit": compiled before; "miss": compiled now
+    compile_s: float = 0.0
+    fallbacks: list = field(default_factory=list)  # instructions run on the host
+    transfers: list = field(default_factory=list)  # "to device f64[1000] 8000 bytes", ...
+    rerun: str = ""  # why the module ran on the host interpreter after all
+
+    def __str__(self) -> str:
+        lines = [f"xla program {self.key} on {self.device}: "
+                 + ("compiled before" if self.status == "hit" else
+                    f"compiled now in {self.compile_s * 1e3:.1f} ms")]
+        if self.fallbacks:
+            lines.append("  on the host (counted fallbacks): " + ", ".join(self.fallbacks))
+        lines += [f"  transfer {t}" for t in self.transfers] or ["  no transfers"]
+        if self.status == "host":
+            lines[0] = f"the module runs on the host interpreter (device {self.device})"
+        if self.rerun:
+            lines.append(f"  rerun on the host interpreter: {self.rerun}")
+        return "\n".join(lines)
+
+
+_uploads: list[str] = []  # transfers since the last run (`lower` uploads leaves first)
+_last: list[RunInfo | None] = [None]
+
+
+def _describe(shape, dtype, nbytes: int) -> str:
+    return f"{np.dtype(dtype).name}{list(shape)} {nbytes} bytes"
+
+
+def to_device(host: np.ndarray):
+    """The same values in the default device's memory (a counted transfer)."""
+    host = np.asarray(host)
+    if host.nbytes:
+        stats.bump("xla_to_device")
+        stats.bump("xla_to_device_bytes", host.nbytes)
+        _uploads.append("to device " + _describe(host.shape, host.dtype, host.nbytes))
+    return jax.device_put(host)
+
+
+def to_host(array) -> np.ndarray:
+    """The host copy of a device array (a counted transfer), a NumPy array of its own."""
+    out = np.array(array, copy=True)
+    if out.nbytes:
+        stats.bump("xla_to_host")
+        stats.bump("xla_to_host_bytes", out.nbytes)
+        last = _last[0]
+        if last is not None:
+            last.transfers.append("to host " + _describe(out.shape, out.dtype, out.nbytes))
+    return out
+
+
+def _fetch(node) -> np.ndarray:
+    return to_host(node.device)
+
+
+graph_node.FETCH[NAME] = _fetch
+
+
+def device_leaf(node):
+    """A buffer node's device array: resident already, or uploaded now and kept while the
+    node lives (a buffer another backend holds is read through the host, not kept)."""
+    dev = node.device
+    if dev is not None and node.holder == NAME:
+        return dev
+    arr = to_device(node.value)
+    if node.device is None:
+        node.device, node.holder = arr, NAME
+    return arr
+
+
+def peek_leaf(node):
+    """For `explain`: the device array if resident, else the host array (nothing moves)."""
+    return node.device if node.device is not None and node.holder == NAME else node.value
+
+
+def is_device_array(x) -> bool:
+    return isinstance(x, jax.Array)
+
+
+# ---- compiled programs ---------------------------------------------------------------------
+
+@dataclass
+class Program:
+    key: str
+    lowered: object  # xla_lower.Lowered
+    compiled: object = None  # jax's Compiled for the argument signature
+    compile_s: float = 0.0
+
+
+_cache: OrderedDict[tuple, Program] = OrderedDict()
+_structures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Module -> structure
+_lock = threading.Lock()
+
+
+def cache_clear() -> None:
+    """Forget every compiled program (`lazyarray.cache_clear`)."""
+    with _lock:
+        _cache.clear()
+
+
+def _structure(module: Module) -> tuple:
+    s = _structures.get(module)
+    if s is None:
+        s = _structures[module] = structure(module)
+    return s
+
+
+def _program(module: Module) -> tuple[Program, bool]:
+    k = (_structure(module), SUBNORMALS)
+    with _lock:
+        p = _cache.get(k)
+        if p is not None:
+            _cache.move_to_end(k)
+            return p, True
+    p = Program(hashlib.sha256(repr(k).encode()).hexdigest()[:16],
+                build(module, SUBNORMALS))
+    with _lock:
+        p = _cache.setdefault(k, p)
+        while len(_cache) > MAX_PROGRAMS:
+            _cache.popitem(last=False)
+    return p, False
+
+
+def _compile(p: Program, args: list, consts: list) -> None:
+    t0 = time.perf_counter()
+    spec = ([jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args],
+            [jax.ShapeDtypeStruct(np.shape(c), np.asarray(c).dtype) for c in consts])
+    p.compiled = jax.jit(p.lowered.fn).lower(*spec).compile()
+    p.compile_s = time.perf_counter() - t0
+    stats.bump("xla_compiles")
+    stats.bump("compiles")
+
+
+def device_name() -> str:
+    d = jax.devices()[0]
+    return f"{d.platform}:{d.id} ({d.device_kind})"
+
+
+def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
+    """Run an optimized module on device arrays `args`; returns one `jax.Array` per output.
+    With `dry` (explain), only looks the program up and records what would run."""
+    if host_module(module):  # subnormal results are its point: NumPy's, on the host
+        info = RunInfo(device_name(), "-", "host", fallbacks=["the whole module"])
+        info.transfers, _uploads[:] = list(_uploads), []
+        if trace is not None:
+            trace.kernels.append(KernelRecord(f"{NAME}.0", NAME, "-", "interpreted", info,
+                                              module))
+        if dry:
+            return [None for _ in module.outputs]
+        _last[0] = info
+        return _on_host(module, args)
+    p, hit = _program(module)
+    consts = [np.asarray(i.value) for i in module.instrs if i.opcode == "constant"]
+    info = RunInfo(device_name(), p.key, "hit" if hit and p.compiled is not None else "miss",
+                   fallbacks=list(p.lowered.fallbacks))
+    info.transfers, _uploads[:] = list(_uploads), []
+    if trace is not None:  # (the report prints the run as it is when printed: `source`)
+        trace.kernels.append(KernelRecord(f"{NAME}.0", NAME, p.key, info.status, info, module))
+    if dry:
+        return [None for _ in module.outputs]
+    if p.compiled is None:
+        _compile(p, args, consts)
+        info.compile_s = p.compile_s
+    stats.bump("xla_runs")
+    stats.bump("kernels_launched")
+    if p.lowered.fallbacks:
+        stats.bump("host_fallbacks", len(p.lowered.fallbacks))
+    outs, bad = p.compiled(list(args), consts)
+    _last[0] = info
+    if not bad and SUBNORMALS != "flush" and any(
+            c.dtype.kind in "fc" and _host_subnormal(c) for c in consts):
+        bad = True
+    if bad is not None and bool(bad):  # NumPy's values or NumPy's error, from its own call
+        info.rerun = ("a value-dependent check failed (an index out of bounds, a negative "
+                      "integer power, a subnormal input)")
+        return _on_host(module, args)
+    return list(outs)
+
+
+def _on_host(module: Module, args: list) -> list:
+    """`module` on the reference interpreter: its arguments fetched, its results uploaded
+    (counted transfers and a counted fallback)."""
+    stats.bump("fallbacks")
+    stats.bump("xla_fallbacks")
+    host = [to_host(a) if is_device_array(a) else np.asarray(a) for a in args]
+    with np.errstate(all="ignore"):
+        outs = interpret(module, host)
+    return [to_device(np.asarray(r, order="C").astype(module.instrs[o].dtype, copy=False)
+                      .reshape(module.instrs[o].shape))
+            for r, o in zip(outs, module.outputs, strict=True)]
+
+
+def _host_subnormal(c: np.ndarray) -> bool:
+    if c.dtype.kind == "c":
+        return _host_subnormal(c.real) or _host_subnormal(c.imag)
+    return bool(np.any((c != 0) & (np.abs(c) < np.finfo(c.dtype).tiny)))
+
+
+def last_run() -> RunInfo | None:
+    """What the last evaluation on XLA did, with the transfers since (for explain)."""
+    return _last[0]
+
+
+BACKEND = Backend(NAME, PASSES, execute, leaf=device_leaf, to_device=to_device,
+                  device_results=True, module=sys.modules[__name__])
+
+__all__ = ["BACKEND", "cache_clear", "device_leaf", "execute", "last_run", "peek_leaf",
+           "to_device", "to_host"]

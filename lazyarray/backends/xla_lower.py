@@ -1,0 +1,494 @@
+"""An optimized HLO module as one JAX function (`jax.lax` / `jax.numpy` calls), for `xla.py`.
+
+`build(module)` returns a `Lowered`: a Python function `fn(args, consts)` that JAX traces
+once per module structure and XLA compiles (the module's constants are its arguments
+`consts`, so a loop that changes a scalar compiles nothing), and the names of the
+instructions that run on the host inside the function (`fallbacks`).
+
+Operands arrive in NumPy's loop dtypes (lowering inserted the `convert`s), so each rule only
+reproduces what NumPy's inner loop does where `jax.numpy` differs: integer division and
+remainder by zero give 0, shifts by the bit width or more, `reciprocal` of integers, the
+sign of NaN. An operation whose values JAX cannot reproduce (a library call: sort, LAPACK,
+FFT; complex math beyond `+ - *` and comparisons; max/min and arg-reductions of complex
+numbers) runs on the host through `jax.pure_callback` with the reference interpreter's NumPy
+call: a counted fallback (`xla_fallbacks`), never a different answer. A module computing
+`spacing` or `nextafter` (subnormal results, which XLA flushes) runs on the host as a whole.
+A value-dependent error NumPy raises (an index out of bounds in a gather, an integer to a
+negative power) is a *check*: an extra boolean output; when it is set, `xla.execute` reruns
+the module on the host interpreter, which raises NumPy's error (or gives NumPy's values:
+subnormal inputs are checks too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from lazyarray import stats
+from lazyarray.ir.hlo import Instr, Module
+from lazyarray.ir.interpret import evaluate
+from lazyarray.ops.table import OPS
+
+# ---- elementwise rules ------------------------------------------------------------------------
+
+
+def _int_div(f):
+    """NumPy's integer //, % and fmod: a zero divisor gives 0 (XLA gives -1 or the dividend)."""
+    def rule(xs, out):
+        a, b = xs
+        if a.dtype.kind not in "iu":
+            return f(a, b)
+        zero = b == 0
+        safe = jnp.where(zero, jnp.ones((), b.dtype), b)
+        return jnp.where(zero, jnp.zeros((), a.dtype), f(a, safe))
+    return rule
+
+
+def _shift(left: bool):
+    """NumPy's shifts: an amount at least the bit width (or negative) gives 0 (left), or
+    the sign fill (right)."""
+    def rule(xs, out):
+        a, b = xs
+        bits = a.dtype.itemsize * 8
+        big = (b < 0) | (b >= bits) if b.dtype.kind == "i" else b >= bits
+        amount = jnp.where(big, jnp.zeros((), b.dtype), b).astype(a.dtype)
+        if left:
+            return jnp.where(big, jnp.zeros((), a.dtype), lax.shift_left(a, amount))
+        shifted = (lax.shift_right_arithmetic if a.dtype.kind == "i"
+                   else lax.shift_right_logical)(a, amount)
+        fill = jnp.where(a < 0, -jnp.ones((), a.dtype), jnp.zeros((), a.dtype)) \
+            if a.dtype.kind == "i" else jnp.zeros((), a.dtype)
+        return jnp.where(big, fill, shifted)
+    return rule
+
+
+def _reciprocal(xs, out):
+    """Integers: 1 for 1, -1 for -1, else 0, and 1/0 what NumPy's loop gives on x86 (the
+    smallest int32/int64, 0 for narrower or unsigned types)."""
+    x = xs[0]
+    if x.dtype.kind in "fc":
+        return 1 / x
+    one = jnp.ones((), x.dtype)
+    res = jnp.where(x == one, one, jnp.zeros((), x.dtype))
+    if x.dtype.kind == "i":
+        res = jnp.where(x == -one, -one, res)
+        if x.dtype.itemsize >= 4:
+            res = jnp.where(x == 0, np.iinfo(x.dtype).min, res)
+    return res
+
+
+def _int_power(xs, out):
+    """Integer powers by squaring over every bit of the exponent (wrapping as NumPy's loop
+    does); a negative exponent is a check (NumPy raises)."""
+    a, b = xs
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        return jnp.power(a, b)
+    e = b.astype(a.dtype)
+    bits = a.dtype.itemsize * 8
+
+    def step(_, carry):
+        acc, base, e = carry
+        acc = jnp.where((e & 1) == 1, acc * base, acc)
+        return acc, base * base, lax.shift_right_logical(e, jnp.ones((), e.dtype))
+
+    acc = jnp.ones(jnp.broadcast_shapes(a.shape, e.shape), a.dtype)
+    return lax.fori_loop(0, bits, step, (acc, jnp.broadcast_to(a, acc.shape),
+                                         jnp.broadcast_to(e, acc.shape)))[0]
+
+
+def _sign(xs, out):
+    x = xs[0]
+    if x.dtype.kind == "u":
+        return (x != 0).astype(x.dtype)
+    if x.dtype.kind == "c":
+        return jnp.sign(x)
+    res = jnp.sign(x)
+    return jnp.where(jnp.isnan(x), x, res) if x.dtype.kind == "f" else res
+
+
+def _bitwise_count(xs, out):
+    x = xs[0]
+    if x.dtype.kind == "i":
+        x = jnp.abs(x).astype(np.dtype(f"u{x.dtype.itemsize}"))
+    return jnp.bitwise_count(x)
+
+
+def _ufunc(name):
+    f = getattr(jnp, name)
+    return lambda xs, out: f(*xs)
+
+
+def _half(name, k):
+    f = getattr(jnp, name)
+    return lambda xs, out: f(*xs)[k]
+
+
+RULES = {name: _ufunc(name) for name in OPS if hasattr(jnp, name)}
+RULES.update({
+    "floor_divide": _int_div(jnp.floor_divide), "remainder": _int_div(jnp.remainder),
+    "fmod": _int_div(jnp.fmod), "left_shift": _shift(True), "right_shift": _shift(False),
+    "reciprocal": _reciprocal, "sign": _sign, "bitwise_count": _bitwise_count,
+    "power": _int_power, "imag": lambda xs, out: jnp.imag(xs[0]),
+    "modf_frac": _half("modf", 0), "modf_int": _half("modf", 1),
+    "frexp_mantissa": _half("frexp", 0), "frexp_exponent": _half("frexp", 1),
+    "clip": lambda xs, out: jnp.minimum(jnp.maximum(xs[0], xs[1]), xs[2]),
+})
+
+# (op, operand kind) pairs whose jax values differ from NumPy's: on the host (found by a
+# sweep of every row over every dtype with zeros, signed zeros, infinities and NaN)
+HOST_ELEMENTWISE: set = set()
+# complex operations that XLA computes as NumPy does (exact, or the same formula); the rest
+# (division, square, sqrt, exp, log, trigonometry, power, sign, max/min) differ at
+# infinities and NaN
+COMPLEX_EXACT = frozenset({
+    "add", "subtract", "multiply", "negative", "positive", "conjugate", "imag",
+    "equal", "not_equal", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
+    "logical_xor", "logical_not"})
+DIVISIONS = frozenset({"divide", "floor_divide", "remainder", "fmod", "arctan2"})
+# rows whose float results are about subnormals (XLA flushes them): a module with one runs
+# on the host interpreter as a whole
+HOST_MODULE = frozenset({"nextafter", "spacing"})
+# rows computed on float16 operands in float16 itself; all others in float32, rounded
+# back, as NumPy's float16 loops do
+HALF_NATIVE = frozenset({"nextafter", "spacing", "frexp_mantissa", "frexp_exponent", "ldexp",
+                         "signbit", "isnan", "isinf", "isfinite", "copysign", "negative",
+                         "absolute", "fabs", "positive"})
+
+
+def _kind(dtype) -> str:
+    return np.dtype(dtype).kind
+
+
+# ---- the module -------------------------------------------------------------------------------
+
+def host_module(module: Module) -> bool:
+    """Does `module` run on the host interpreter as a whole (a counted fallback)?"""
+    return any(i.opcode in HOST_MODULE for i in module.instrs)
+
+
+@dataclass
+class Lowered:
+    fn: object  # fn(args, consts) -> (outputs, any check set or None): for jax.jit; consts:
+    # the module's constant values in order (a module of the same structure passes its own)
+    fallbacks: list[str] = field(default_factory=list)  # instructions run on the host
+
+
+def structure(module: Module) -> tuple:
+    """The module's structure with constant values masked: modules equal under it lower to
+    the same function (constants are arguments)."""
+    return (tuple((i.opcode, i.operands, i.shape, i.dtype.str, i.attrs,
+                   i.value.dtype.str if i.opcode == "constant" else None)
+                  for i in module.instrs), module.outputs)
+
+
+def host_only(ins: Instr, module: Module) -> bool:
+    """Does `ins` run on the host (a counted fallback) rather than in XLA?"""
+    op = ins.opcode
+    if op == "custom-call":
+        return True
+    if op in OPS:
+        kinds = {module.instrs[o].dtype.kind for o in ins.operands}
+        return op not in RULES or any((op, k) in HOST_ELEMENTWISE for k in kinds) or (
+            "c" in kinds and op not in COMPLEX_EXACT)
+    if op in ("argreduce", "reduce", "scan") and ins.attr("to_apply") in (
+            "max", "min", "maximum", "minimum") and \
+            module.instrs[ins.operands[0]].dtype.kind == "c":
+        return True
+    return False
+
+
+def _on_host(ins: Instr, xs: list):
+    """`ins` computed by the reference interpreter on the host, inside the XLA function."""
+    shape = jax.ShapeDtypeStruct(ins.shape, ins.dtype)
+
+    def run(*vals):
+        stats.bump("xla_fallbacks")
+        with np.errstate(all="ignore"):
+            out = evaluate(ins, [np.asarray(v) for v in vals], {}, ())
+        return np.asarray(out, dtype=ins.dtype).reshape(ins.shape)
+
+    return jax.pure_callback(run, shape, *xs, vmap_method="sequential")
+
+
+# strict subnormals: a zero result that NumPy would give as a subnormal (XLA flushes it)
+UNDERFLOWS = {
+    "add": lambda r, a, b: jnp.any((r == 0) & (a != -b)),
+    "subtract": lambda r, a, b: jnp.any((r == 0) & (a != b)),
+    "multiply": lambda r, a, b: jnp.any((r == 0) & (a != 0) & (b != 0)),
+    "divide": lambda r, a, b: jnp.any((r == 0) & (a != 0) & jnp.isfinite(b)),
+}
+
+
+def _elementwise(ins: Instr, xs: list, module: Module, operands, strict=False) -> tuple:
+    op = ins.opcode
+    kinds = {_kind(module.instrs[o].dtype) for o in operands}
+    if any((op, k) in HOST_ELEMENTWISE for k in kinds) or (
+            "c" in kinds and op not in COMPLEX_EXACT):
+        return _on_host(ins, xs), None
+    check = None
+    if op == "power" and xs[1].dtype.kind == "i" and ins.dtype.kind in "iu":
+        check = jnp.any(xs[1] < 0)  # NumPy: "Integers to negative integer powers ..."
+    if op not in HALF_NATIVE and any(x.dtype == np.float16 for x in xs):
+        xs = [x.astype(np.float32) if x.dtype == np.float16 else x for x in xs]
+    if op in DIVISIONS and xs[1].dtype.kind in "fc" and _broadcast_of(module, operands[1]):
+        # XLA rewrites x / broadcast(c) as x * broadcast(1 / c): not NumPy's rounding
+        xs = [xs[0], lax.optimization_barrier(xs[1])]
+    out = RULES[op](xs, ins.dtype)
+    if strict and op in UNDERFLOWS and ins.dtype.kind == "f":
+        check = UNDERFLOWS[op](out, *xs)
+    return jnp.asarray(out).astype(ins.dtype), check
+
+
+def _broadcast_of(module: Module, k: int, depth: int = 0) -> bool:
+    """Is instruction `k` a broadcast, or computed elementwise or by movement from
+    broadcasts and constants only (XLA's simplifier moves such broadcasts outward)?"""
+    ins = module.instrs[k]
+    if ins.opcode == "broadcast":
+        return True
+    if depth > 16 or not ins.operands or not (
+            ins.opcode in OPS or ins.opcode in ("convert", "reshape", "transpose", "slice")):
+        return False
+    return all(module.instrs[o].opcode == "constant" or _broadcast_of(module, o, depth + 1)
+               for o in ins.operands)
+
+
+def _convert(x, dtype: np.dtype):
+    if dtype.kind == "b":
+        return x != 0
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        x = jnp.real(x)
+    if x.dtype.kind == "f" and dtype.kind in "iu":
+        return _float_to_int(x, dtype)
+    return lax.convert_element_type(x, dtype)
+
+
+def _float_to_int(x, dtype: np.dtype):
+    """NumPy's float -> integer cast on x86 (what the CPU backend computes): truncation;
+    NaN, infinities and values out of range give the integer "indefinite" value of the
+    conversion through int32/int64 (XLA would saturate)."""
+    wide = np.dtype(np.int64) if dtype.itemsize == 8 else np.dtype(np.int32)
+    if dtype == np.uint64:
+        wide = np.dtype(np.int64)
+    info = np.iinfo(wide)
+    t = jnp.trunc(x)
+    if dtype == np.uint64:  # in range of uint64: through subtraction of 2**63 above it
+        big = t >= 2.0 ** 63
+        low = lax.convert_element_type(jnp.where(big, t - 2.0 ** 63, t), np.int64)
+        ok = (t > -(2.0 ** 63) - 1) & (t < 2.0 ** 64)
+        res = jnp.where(big, lax.convert_element_type(low, np.uint64) + np.uint64(2 ** 63),
+                        lax.convert_element_type(low, np.uint64))
+        return jnp.where(ok, res, np.uint64(2 ** 63))
+    ok = (t >= float(info.min)) & (t <= float(info.max)) & ~jnp.isnan(t)
+    if x.dtype == np.float32 and wide == np.int64:
+        ok &= t < float(2 ** 63)
+    res = jnp.where(ok, lax.convert_element_type(jnp.where(ok, t, 0), wide), info.min)
+    return lax.convert_element_type(res, dtype)
+
+
+def _reduce(ins: Instr, x):
+    name, dims, dtype = ins.attr("to_apply"), tuple(ins.attr("dimensions")), ins.dtype
+    if x.dtype != dtype:
+        x = _convert(x, dtype) if dtype.kind != "b" else x != 0
+    if dtype.kind == "b":
+        return (jnp.any if name in ("add", "or", "maximum") else jnp.all)(x, axis=dims)
+    f = {"add": jnp.sum, "multiply": jnp.prod, "maximum": jnp.max, "minimum": jnp.min,
+         "or": jnp.any, "and": jnp.all}[name]
+    return f(x, axis=dims).astype(dtype)
+
+
+def _scan(ins: Instr, x):
+    name, dtype = ins.attr("to_apply"), ins.dtype
+    if x.ndim == 0:
+        return x.astype(dtype)
+    if x.dtype != dtype:
+        x = _convert(x, dtype)
+    if dtype.kind == "b":
+        i = x.astype(np.int8)
+        f = lax.cummax if name in ("add", "or", "maximum") else lax.cummin
+        return f(i, axis=x.ndim - 1) != 0
+    if name == "add":
+        return jnp.cumsum(x, axis=-1, dtype=dtype)
+    if name == "multiply":
+        return jnp.cumprod(x, axis=-1, dtype=dtype)
+    f = lax.cummax if name == "maximum" else lax.cummin
+    if dtype.kind == "f":  # NaN-propagating, as np.maximum.accumulate
+        nan = lax.cummax(jnp.isnan(x).astype(np.int8), axis=x.ndim - 1) != 0
+        return jnp.where(nan, jnp.nan, f(x, axis=x.ndim - 1)).astype(dtype)
+    return f(x, axis=x.ndim - 1)
+
+
+def _gather(ins: Instr, x, idx: list):
+    axes, offset_dims, shape = ins.attr("axes"), ins.attr("offset_dims"), ins.shape
+    rank = len(shape)
+    key, m, bad = [], 0, None
+    for a in range(x.ndim):
+        if a in axes:
+            i = idx[axes.index(a)]
+            if i.dtype == np.uint64:
+                i = i.astype(np.int64)
+            n = x.shape[a]
+            out = (i < -n) | (i >= n) if i.dtype.kind == "i" else i >= n
+            b = jnp.any(out)
+            bad = b if bad is None else bad | b
+            key.append(i)
+        else:
+            placed = [1] * rank
+            placed[offset_dims[m]] = x.shape[a]
+            key.append(jnp.arange(x.shape[a]).reshape(placed))
+            m += 1
+    if 0 in x.shape or 0 in shape:
+        return jnp.zeros(shape, ins.dtype), bad
+    out = x[tuple(key)]
+    if out.shape != tuple(shape):
+        out = jnp.broadcast_to(out, shape)
+    return out, bad
+
+
+def _update(ins: Instr, base, value):
+    """`base` with the elements at offset + sum(i_k * strides_k) (flat, C order) replaced."""
+    offset, strides = ins.attr("offset"), tuple(ins.attr("strides"))
+    vshape = tuple(value.shape)
+    if 0 in vshape:
+        return base
+    flat = np.full(vshape, offset, np.int64)
+    for d, s in enumerate(strides):
+        placed = [1] * len(vshape)
+        placed[d] = vshape[d]
+        flat = flat + np.arange(vshape[d], dtype=np.int64).reshape(placed) * s
+    box = _as_box(flat, base.shape)
+    if box is not None:
+        slices, order, counts = box
+        v = jnp.transpose(value, order) if order != tuple(range(len(order))) else value
+        return base.at[slices].set(v.reshape(counts))
+    out = base.reshape(-1).at[flat.reshape(-1)].set(value.reshape(-1),
+                                                   indices_are_sorted=False,
+                                                   unique_indices=True)
+    return out.reshape(base.shape)
+
+
+def _as_box(flat: np.ndarray, shape: tuple):
+    """(slices of the base, the permutation of the value's axes, the box's counts) when the
+    written region is a strided box of the base with positive steps, else None."""
+    if not shape:
+        return None
+    coords = np.unravel_index(flat.reshape(-1), shape)
+    vdims = [d for d in range(flat.ndim) if flat.shape[d] > 1]
+    starts = [int(c.reshape(-1)[0]) for c in coords]
+    slices, counts, used = [], [], []
+    for d, c in enumerate(coords):
+        cd = c.reshape(flat.shape)
+        moving = [v for v in vdims if np.any(np.diff(cd, axis=v) != 0)]
+        if len(moving) > 1:
+            return None
+        if not moving:
+            slices.append(slice(starts[d], starts[d] + 1))
+            counts.append(1)
+            continue
+        v = moving[0]
+        step = int(np.diff(cd, axis=v).reshape(-1)[0])
+        if step <= 0:
+            return None
+        n = flat.shape[v]
+        slices.append(slice(starts[d], starts[d] + step * (n - 1) + 1, step))
+        counts.append(n)
+        used.append(v)
+    if sorted(used) != vdims or len(set(used)) != len(used):
+        return None
+    rest = [v for v in range(flat.ndim) if v not in used]
+    order = tuple(used + rest)
+    expect = np.ravel_multi_index(
+        np.meshgrid(*[np.arange(s.start, s.stop, s.step) for s in slices], indexing="ij"),
+        shape) if all(counts) else flat
+    if not np.array_equal(np.sort(expect.reshape(-1)), np.sort(flat.reshape(-1))):
+        return None
+    return tuple(slices), order, tuple(counts)
+
+
+def _movement(ins: Instr, x):
+    op = ins.opcode
+    if op == "reshape":
+        return jnp.reshape(x, ins.shape)
+    if op == "transpose":
+        return jnp.transpose(x, ins.attr("permutation"))
+    if op == "slice":
+        return x[tuple(slice(a, None if b < 0 else b, c) for a, b, c in ins.attr("slices"))]
+    dims = ins.attr("dimensions")
+    placed = [1] * len(ins.shape)
+    for d, n in zip(dims, x.shape, strict=True):
+        placed[d] = n
+    return jnp.broadcast_to(jnp.reshape(x, placed), ins.shape)
+
+
+def _dot(ins: Instr, a, b):
+    if ins.dtype.kind == "b":
+        return jnp.matmul(a.astype(np.int64), b.astype(np.int64)) != 0
+    return jnp.matmul(a, b, precision=lax.Precision.HIGHEST).astype(ins.dtype)
+
+
+def _subnormal(x):
+    """Does `x` hold a subnormal float (XLA on CPU and TPU reads them as zero)?"""
+    if x.dtype.kind == "c":
+        return _subnormal(jnp.real(x)) | _subnormal(jnp.imag(x))
+    tiny = np.finfo(x.dtype).tiny
+    return jnp.any((x != 0) & (jnp.abs(x) < tiny))
+
+
+def build(module: Module, subnormals: str = "check") -> Lowered:
+    """The JAX function computing `module` (see the module docstring). `subnormals`:
+    "check", a subnormal float among the parameters is a check too (XLA would read it as
+    zero); "strict", also a zero result of + - * / that NumPy would give as a subnormal;
+    "flush": no checks of subnormals."""
+    strict = subnormals == "strict"
+    fallbacks = [f"%{k} {i.opcode}" for k, i in enumerate(module.instrs) if host_only(i, module)]
+
+    def fn(args, cs):
+        vals: list = [None] * len(module.instrs)
+        flags: list = []
+        c = 0
+        for k, ins in enumerate(module.instrs):
+            op = ins.opcode
+            xs = [vals[o] for o in ins.operands]
+            check = None
+            if op == "parameter":
+                v = args[ins.attr("index")]
+                if subnormals != "flush" and ins.dtype.kind in "fc" and 0 not in ins.shape:
+                    check = _subnormal(jnp.asarray(v))
+            elif op == "constant":
+                v = cs[c]
+                c += 1
+            elif host_only(ins, module):
+                v = _on_host(ins, xs)
+            elif op in OPS:
+                v, check = _elementwise(ins, xs, module, ins.operands, strict)
+            elif op == "convert":
+                v = _convert(xs[0], ins.dtype)
+            elif op == "select":
+                v = jnp.where(*xs)
+            elif op in ("reshape", "transpose", "slice", "broadcast"):
+                v = _movement(ins, xs[0])
+            elif op == "reduce":
+                v = _reduce(ins, xs[0])
+            elif op == "scan":
+                v = _scan(ins, xs[0])
+            elif op == "argreduce":
+                f = jnp.argmax if ins.attr("to_apply") == "max" else jnp.argmin
+                v = f(xs[0], axis=-1).astype(ins.dtype)
+            elif op == "gather":
+                v, check = _gather(ins, xs[0], xs[1:])
+            elif op == "update":
+                v = _update(ins, xs[0], xs[1].astype(ins.dtype))
+            elif op == "dot":
+                v = _dot(ins, *xs)
+            else:
+                raise NotImplementedError(f"xla: no lowering for {op}")
+            if check is not None:
+                flags.append(check)
+            vals[k] = jnp.asarray(v)
+        outs = tuple(vals[o] for o in module.outputs)
+        return outs, (jnp.any(jnp.stack(flags)) if flags else None)
+
+    return Lowered(fn, fallbacks)

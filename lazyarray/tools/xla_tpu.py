@@ -1,0 +1,158 @@
+"""The xla backend on an accelerator: W1, W4 and W5 against `jax.jit` and NumPy.
+
+Run on a machine with JAX and a TPU (or a GPU; or JAX's CPU client with ``--quick``)::
+
+    python -m lazyarray.tools.xla_tpu            # the largest sizes, float32 and float64
+    python -m lazyarray.tools.xla_tpu --quick    # the smallest sizes, a few repeats
+
+For each workload and dtype, with the inputs resident on the device (uploaded once, before
+timing): the device time of lazyarray's evaluation (`options(backend="xla")`), the device
+time of `jax.jit` over the same body written with `jax.numpy` (matmul at the highest
+precision, as lazyarray asks), NumPy's time on the host, and the transfers, host to device
+(all inputs) and device to host (the result), each timed apart. Times are medians.
+
+Needs no Numba: the xla backend runs every evaluation (`eager_threshold=0`), and its host
+fallbacks use the reference interpreter (NumPy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import lazyarray as la
+from lazyarray import backends
+from lazyarray.tools.workloads import WORKLOADS
+
+NAMES = ("W1", "W4", "W5")
+
+
+def _median(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _ready(x) -> None:
+    """Wait until a lazyarray result computed on XLA is ready on the device."""
+    dev = x._node.device
+    if dev is not None:
+        dev.block_until_ready()
+
+
+def measure(name: str, n: int, dtype, repeats: int) -> dict:
+    """One row of the table: times in seconds, bytes, the largest relative error."""
+    import jax
+    import jax.numpy as jnp
+
+    wl = WORKLOADS[name]
+    host = [np.asarray(v, dtype=dtype) for v in wl.inputs(n)]
+    row = {"workload": name, "dtype": np.dtype(dtype).name, "size": wl.label(n),
+           "h2d_bytes": sum(v.nbytes for v in host)}
+    expected = wl.body(np, *host)
+    row["numpy"] = _median(lambda: wl.body(np, *host), repeats)
+
+    def upload():
+        for d in [jax.device_put(v) for v in host]:
+            d.block_until_ready()
+
+    row["h2d"] = _median(upload, repeats)
+    dev = [jax.device_put(v) for v in host]
+    with jax.default_matmul_precision("highest"):
+        f = jax.jit(lambda *a: wl.body(jnp, *a))
+        f(*dev).block_until_ready()  # compile
+        row["jax_jit"] = _median(lambda: f(*dev).block_until_ready(), repeats)
+    with la.options(backend="xla", eager_threshold=0):
+        xs = [la.asarray(v) for v in host]
+        for x in xs:  # resident before timing: one upload each, kept in the node
+            la.evaluate(x + 0)
+        first = wl.body(la, *xs)
+        la.evaluate(first)  # compile
+        _ready(first)
+
+        def run():
+            r = wl.body(la, *xs)
+            la.evaluate(r)
+            _ready(r)
+            return r
+
+        before = la.cache_info()
+        row["lazyarray_xla"] = _median(run, repeats)
+        after = la.cache_info()
+        row["compiles_in_loop"] = after["xla_compiles"] - before["xla_compiles"]
+        row["uploads_in_loop"] = after["xla_to_device"] - before["xla_to_device"]
+        result = run()
+        out = result._node.device
+        row["d2h_bytes"] = int(np.prod(out.shape)) * out.dtype.itemsize
+        row["d2h"] = _median(lambda: np.asarray(out), repeats)
+        got = np.asarray(result)
+    scale = np.maximum(np.abs(expected), 1e-30)
+    row["max_rel_err"] = float(np.max(np.abs(got - expected) / scale)) if got.size else 0.0
+    return row
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:10.3f}"
+
+
+def table(rows: list[dict]) -> str:
+    head = (f"{'workload':8} {'dtype':8} {'size':>8} {'numpy ms':>10} {'lazy-xla':>10} "
+            f"{'jax.jit':>10} {'h2d ms':>10} {'h2d MB':>8} {'d2h ms':>10} {'d2h MB':>8} "
+            f"{'max rel err':>11} {'recompiles':>10}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['workload']:8} {r['dtype']:8} {r['size']:>8} {_ms(r['numpy'])} "
+                     f"{_ms(r['lazyarray_xla'])} {_ms(r['jax_jit'])} {_ms(r['h2d'])} "
+                     f"{r['h2d_bytes'] / 1e6:8.2f} {_ms(r['d2h'])} {r['d2h_bytes'] / 1e6:8.2f} "
+                     f"{r['max_rel_err']:11.2e} {r['compiles_in_loop']:>10}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns the exit status."""
+    p = argparse.ArgumentParser(prog="python -m lazyarray.tools.xla_tpu", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smallest sizes, 3 repeats")
+    p.add_argument("--repeats", type=int, default=None, help="timed runs per cell (median)")
+    p.add_argument("--workloads", default=",".join(NAMES), help="comma-separated, of W1,W4,W5")
+    p.add_argument("--subnormals", choices=("check", "strict", "flush"), default=None,
+                   help="LAZYARRAY_XLA_SUBNORMALS for this run (docs/xla.md; default: check)")
+    args = p.parse_args(argv)
+    repeats = args.repeats or (3 if args.quick else 10)
+    if args.subnormals:  # (read when the backend loads, just below)
+        os.environ["LAZYARRAY_XLA_SUBNORMALS"] = args.subnormals
+    xla = backends.get("xla")  # JAX, 64-bit types; NumPy's host copies where Numba is missing
+    import jax
+
+    d = jax.devices()[0]
+    print(f"device: {d.platform}:{d.id} ({d.device_kind}); jax {jax.__version__}; "
+          f"numpy {np.__version__}; repeats {repeats} (medians); "
+          f"subnormals {xla.module.SUBNORMALS}")
+    rows, failed = [], []
+    for name in args.workloads.split(","):
+        wl = WORKLOADS[name]
+        n = wl.sizes[0] if args.quick else wl.sizes[-1]
+        for dtype in (np.float32, np.float64):
+            try:
+                rows.append(measure(name, n, dtype, repeats))
+            except Exception as exc:  # (a dtype the device cannot run): the rest still runs
+                failed.append(f"{name} {np.dtype(dtype).name}: {type(exc).__name__}: {exc}")
+    print(table(rows))
+    for line in failed:
+        print("failed:", line[:300])
+    print("lazy-xla, jax.jit: device time with inputs resident (dispatch included); "
+          "h2d: all inputs up; d2h: the result down.")
+    print(f"numba imported: {sys.modules.get('numba') is not None}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

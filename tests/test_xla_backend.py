@@ -1,0 +1,363 @@
+"""The xla backend (`options(backend="xla")`, lazyarray/backends/xla.py) on JAX's CPU client:
+NumPy is the oracle for values, dtypes and shapes; the counters say what was compiled, what
+crossed to and from the device and what ran on the host.
+
+Each test evaluates many results in one `la.evaluate` where it can: one XLA program each,
+so that the file stays fast. The whole differential suite runs on this backend in the slow
+`test_differential_suite_on_xla` (a subprocess with ``LAZYARRAY_TEST_BACKEND=xla``).
+"""
+
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
+                                   "--xla_llvm_disable_expensive_passes=true")
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from tests.helpers import assert_like_numpy
+
+jax = pytest.importorskip("jax")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def xla():
+    """Every evaluation on XLA, even tiny ones; counters reset."""
+    with la.options(backend="xla", eager_threshold=0):
+        la.reset_stats()
+        yield
+
+
+def _count(name: str) -> int:
+    return la.cache_info()[name]
+
+
+def _check_all(got: list, expected: list, names: list) -> None:
+    la.evaluate(*got)
+    for g, e, n in zip(got, expected, names, strict=True):
+        try:
+            assert_like_numpy(g, e)
+        except AssertionError as exc:
+            raise AssertionError(f"{n}: {exc}") from None
+
+
+SPECIAL = {
+    "b": [True, False, True, False, True, True, False, True],
+    "i": [0, 1, -1, 2, -3, 7, 100, -100],
+    "u": [0, 1, 2, 3, 7, 100, 255, 5],
+    "f": [0.0, -0.0, 1.5, -2.5, np.nan, np.inf, -np.inf, 0.25],
+    "c": [0, 1 + 2j, -1.5j, np.nan + 1j, 3 - 4j, np.inf + 0j, 0.5 + 0.5j, -2],
+}
+UNARY = ["negative", "absolute", "sign", "square", "sqrt", "exp", "log", "sin", "cos", "tanh",
+         "arctan", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite", "signbit",
+         "logical_not", "invert", "reciprocal", "cbrt", "expm1", "log1p", "bitwise_count",
+         "exp2", "log2", "deg2rad", "conjugate", "positive", "fabs"]
+BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
+          "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "copysign", "equal",
+          "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+          "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+          "left_shift", "right_shift", "heaviside", "logaddexp", "gcd", "lcm",
+          "float_power", "ldexp"]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "int64", "uint8", "uint64",
+                                   "float16", "float32", "float64", "complex128"])
+def test_elementwise_ops_over_dtypes(xla, dtype):
+    dt = np.dtype(dtype)
+    a = np.asarray(SPECIAL[dt.kind], dtype=dt)
+    b = np.roll(a, 3)
+    if dt.kind in "iu":  # exponents and shift amounts in range for NumPy
+        b = np.asarray([0, 1, 2, 3, 7, 8, 63, 70][:len(a)], dtype=dt)
+    la_a, la_b = la.asarray(a), la.asarray(b)
+    got, expected, names = [], [], []
+    with np.errstate(all="ignore"):
+        for name, args in [(n, (a,)) for n in UNARY] + [(n, (a, b)) for n in BINARY]:
+            try:
+                e = getattr(np, name)(*args)
+            except (TypeError, ValueError):
+                continue
+            largs = (la_a,) if len(args) == 1 else (la_a, la_b)
+            got.append(getattr(la, name)(*largs))
+            expected.append(e)
+            names.append(name)
+    _check_all(got, expected, names)
+    assert _count("xla_runs") == 1  # one program for the lot
+
+
+@pytest.mark.parametrize("src, dst", [("float64", "int32"), ("float64", "int8"),
+                                      ("float32", "int64"), ("float64", "uint8"),
+                                      ("int64", "float32"), ("complex128", "float64"),
+                                      ("float64", "bool"), ("int8", "uint64")])
+def test_convert(xla, src, dst):
+    a = np.asarray([0.0, 1.7, -2.7, 100.5, -0.0, 3.0, 127.0, 2.5]).astype(src)
+    assert_like_numpy(la.asarray(a).astype(dst), a.astype(dst))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "uint32", "float32", "float64",
+                                   "complex64"])
+def test_reductions(xla, dtype):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((4, 5, 6)) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[1, 2, 3] = np.nan
+    x = la.asarray(a)
+    cases = [("sum", {}), ("sum", {"axis": 0}), ("sum", {"axis": (0, 2)}),
+             ("prod", {"axis": 1}), ("max", {"axis": -1}), ("min", {}),
+             ("any", {"axis": 1}), ("all", {}), ("mean", {"axis": 2}),
+             ("argmax", {"axis": 1}), ("argmin", {}), ("cumsum", {"axis": 2}),
+             ("cumprod", {"axis": 0}), ("sum", {"keepdims": True, "axis": 1})]
+    got, expected, names = [], [], []
+    for name, kw in cases:
+        got.append(getattr(la, name)(x, **kw))
+        expected.append(getattr(np, name)(a, **kw))
+        names.append(f"{name}{kw}")
+    for acc in ("maximum", "minimum"):
+        if np.dtype(dtype).kind != "c":
+            got.append(getattr(la, acc).accumulate(x, axis=1))
+            expected.append(getattr(np, acc).accumulate(a, axis=1))
+            names.append(acc + ".accumulate")
+    _check_all(got, expected, names)
+
+
+def test_views_slices_and_movement(xla):
+    a = np.arange(120.0).reshape(4, 5, 6)
+    x = la.asarray(a)
+    got = [x[1:3, ::2, ::-1], x.T, x.reshape(20, 6)[::3], x[..., 2], x[None, :, 1],
+           x.transpose(1, 0, 2).reshape(5, 24), la.broadcast_to(x[:, :1], (4, 5, 6)) + x,
+           la.concatenate([x, x * 2], axis=1), la.flip(x, 0), la.swapaxes(x, 0, 2)[1:]]
+    expected = [a[1:3, ::2, ::-1], a.T, a.reshape(20, 6)[::3], a[..., 2], a[None, :, 1],
+                a.transpose(1, 0, 2).reshape(5, 24), np.broadcast_to(a[:, :1], (4, 5, 6)) + a,
+                np.concatenate([a, a * 2], axis=1), np.flip(a, 0), np.swapaxes(a, 0, 2)[1:]]
+    _check_all(got, expected, [str(i) for i in range(len(got))])
+
+
+def test_slice_writes_while_expressions_are_pending(xla):
+    a = np.arange(24.0).reshape(4, 6)
+    x = la.asarray(a)
+    before = x * 2  # pending: must keep the old version
+    x[1:3, ::2] = -1.0
+    x[:, 5] = x[:, 0] + 100
+    x.T[2] = 7.0  # a write through a transposed view
+    row = x[0]
+    row[...] = 3.0  # through a view of a view
+    n = a.copy()
+    nb = n * 2
+    n[1:3, ::2] = -1.0
+    n[:, 5] = n[:, 0] + 100
+    n.T[2] = 7.0
+    n[0][...] = 3.0
+    _check_all([before, x, x + 1], [nb, n, n + 1], ["before", "after", "after+1"])
+    y = la.asarray(np.zeros(10, np.int32))
+    y[::3] = la.arange(4, dtype=np.int32)
+    y += 1
+    z = np.zeros(10, np.int32)
+    z[::3] = np.arange(4, dtype=np.int32)
+    z += 1
+    assert_like_numpy(y, z)
+
+
+def test_gather(xla):
+    a = np.arange(60.0).reshape(5, 12)
+    x = la.asarray(a)
+    i = np.array([4, 0, -1, 2])
+    j = la.asarray(np.array([[1, 4], [0, 3]]))
+    got = [x[i], x[:, i], x[i, i], x[j, 2], x[la.argsort(x[:, 0])], x[x[:, 0] > 20]]
+    expected = [a[i], a[:, i], a[i, i], a[np.array([[1, 4], [0, 3]]), 2],
+                a[np.argsort(a[:, 0])], a[a[:, 0] > 20]]
+    for g, e in zip(got, expected, strict=True):
+        assert_like_numpy(g, e)
+
+
+def test_gather_out_of_bounds_raises_numpys_error(xla):
+    x = la.asarray(np.arange(10.0))
+    idx = la.asarray(np.array([1, 2, 3])) * 5  # computed: checked when it runs
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.asarray(x[idx])
+
+
+def test_integer_power_negative_exponent_raises(xla):
+    x = la.asarray(np.array([2, 3, 4]))
+    e = la.asarray(np.array([1, -1, 2]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        np.asarray(x ** e)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_dot(xla, dtype):
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal((3, 4, 5)) * 3).astype(dtype)
+    b = (rng.standard_normal((5, 2)) * 3).astype(dtype)
+    v = (rng.standard_normal(5) * 3).astype(dtype)
+    x, y, w = la.asarray(a), la.asarray(b), la.asarray(v)
+    _check_all([x @ y, x[0] @ w, w @ y, la.dot(x[1], y)],
+               [a @ b, a[0] @ v, v @ b, np.dot(a[1], b)], ["batched", "mv", "vm", "dot"])
+
+
+def _softmax(xp, z):
+    e = xp.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _heat(xp, u, steps, dt):
+    u = u.copy()
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + dt * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u
+
+
+def test_whole_programs(xla):
+    rng = np.random.default_rng(2)
+    z = rng.standard_normal((8, 16))
+    u = rng.random(64)
+    assert_like_numpy(_softmax(la, la.asarray(z)), _softmax(np, z))
+    assert_like_numpy(_heat(la, la.asarray(u), 5, 0.1), _heat(np, u, 5, 0.1))
+    p = rng.random((100, 2))
+    d = la.sqrt(((la.asarray(p)[:, None, :] - la.asarray(p)[None, :, :]) ** 2).sum(-1))
+    nd = np.sqrt(((p[:, None, :] - p[None, :, :]) ** 2).sum(-1))
+    assert_like_numpy(d, nd)
+    assert_like_numpy(la.where(d > 0.5, d, 0).mean(axis=0), np.where(nd > 0.5, nd, 0).mean(0))
+
+
+def test_results_stay_on_the_device(xla):
+    a = np.random.default_rng(3).random(1000)
+    x = la.asarray(a)
+    y = la.sin(x) * 2 + 1
+    la.evaluate(y)
+    assert _count("xla_to_device") == 1 and _count("xla_to_host") == 0
+    for _ in range(3):  # a chain of evaluations moves nothing
+        y = la.tanh(y) * 1.5 + y.mean()
+        la.evaluate(y)
+    z = x * 3  # the input's device copy is kept in its node: not uploaded again
+    la.evaluate(z)
+    assert _count("xla_to_device") == 1 and _count("xla_to_host") == 0
+    e = np.sin(a) * 2 + 1
+    for _ in range(3):
+        e = np.tanh(e) * 1.5 + e.mean()
+    assert_like_numpy(y, e)  # the one read: to the host
+    assert _count("xla_to_host") == 1
+    np.asarray(y)  # read again: the host copy is kept
+    assert _count("xla_to_host") == 1
+    assert_like_numpy(z, a * 3)
+
+
+def test_repeat_calls_with_new_values_compile_nothing(xla):
+    u, n = la.asarray(np.linspace(0, 1, 50)), np.linspace(0, 1, 50)
+    for dt in (0.1, 0.2, 0.05, 0.01):  # a changing scalar is an argument of the program
+        u = u + dt * (la.roll(u, 1) - u)
+        n = n + dt * (np.roll(n, 1) - n)
+        la.evaluate(u)
+    assert _count("xla_compiles") == 1
+    assert_like_numpy(u, n)
+    for k in range(3):  # new arrays of the same shapes
+        r = la.asarray(np.full(50, float(k))) * 2.5 - 1
+        assert_like_numpy(r, np.full(50, float(k)) * 2.5 - 1)
+    assert _count("xla_compiles") == 2
+    for s in (1000, -1000):  # a changing integer constant: the same program, its own value
+        a = np.array([-128, 0, 127], np.int8)
+        assert_like_numpy(la.less(la.asarray(a), s), np.less(a, s))
+
+
+def test_division_by_a_broadcast_scalar_rounds_as_numpy(xla):
+    a = np.array([1.125, 9.0], np.float32)
+    assert_like_numpy(la.asarray(a) / np.float32(2.5), a / np.float32(2.5), rtol=0, atol=0)
+    i, j = np.arange(1, 13, dtype=np.int32).reshape(3, 4), np.array([[48], [7], [41]], np.int32)
+    assert_like_numpy(la.asarray(i) / la.asarray(j), i / j, rtol=0, atol=0)
+
+
+def test_subnormals(xla):
+    a = np.array([0.0, 1.0], np.float32)
+    b = np.array([1e-45, 1e-45], np.float32)  # subnormal inputs: the host's values
+    assert_like_numpy(la.asarray(a) + la.asarray(b), a + b, rtol=0, atol=0)
+    assert_like_numpy(la.asarray(np.array([1.0, 1.0])) / la.asarray(np.array([1e-308] * 2)),
+                      np.array([1.0, 1.0]) / 1e-308)
+    assert_like_numpy(la.spacing(la.asarray(a)), np.spacing(a), rtol=0, atol=0)
+    assert _count("xla_fallbacks") >= 1
+
+
+def test_fallbacks_are_counted_and_explained(xla):
+    a = np.array([3.0, 1.0, 2.0, np.nan, 0.5])
+    x = la.asarray(a)
+    y = la.sort(x * 2) + 1  # sort: a library call, on the host inside the program
+    assert_like_numpy(y, np.sort(a * 2) + 1)
+    assert _count("xla_fallbacks") >= 1
+    c = la.asarray(np.array([1 + 1j, np.inf + 0j]))
+    assert_like_numpy(la.sqrt(c), np.sqrt(np.array([1 + 1j, np.inf + 0j])))
+    text = str(la.explain())
+    assert "backend: xla" in text and "on the host" in text and "cpu:" in text
+
+
+def test_explain_names_the_device_and_transfers(xla):
+    x = la.asarray(np.ones(100))
+    y = x + 1
+    plan = str(la.explain(y))
+    assert "backend: xla" in plan
+    la.evaluate(y)
+    np.asarray(y)
+    text = str(la.explain())
+    assert "transfer to device float64[100] 800 bytes" in text
+    assert "transfer to host float64[100] 800 bytes" in text
+
+
+def test_small_host_work_stays_on_the_host():
+    with la.options(backend="xla"):  # default eager threshold: tiny NumPy inputs
+        la.reset_stats()
+        x = la.asarray(np.arange(10.0))
+        assert_like_numpy(x * 2 + 1, np.arange(10.0) * 2 + 1)
+        assert _count("xla_runs") == 0
+
+
+def test_jax_is_imported_only_when_the_backend_is_used():
+    code = ("import sys, numpy as np, lazyarray as la\n"
+            "x = (la.asarray(np.arange(100000.0)) * 2).sum()\n"
+            "assert float(x) > 0 and 'jax' not in sys.modules\n"
+            "with la.options(backend='xla'):\n"
+            "    float((la.asarray(np.arange(100000.0)) * 2).sum())\n"
+            "assert 'jax' in sys.modules\n")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("LAZYARRAY_BACKEND", None)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_backend_from_the_environment():
+    code = ("import numpy as np, lazyarray as la\n"
+            "y = la.asarray(np.arange(100000.0)) + 1\n"
+            "assert float(y.sum()) == float((np.arange(100000.0) + 1).sum())\n"
+            "assert la.cache_info()['xla_runs'] >= 1\n")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", LAZYARRAY_BACKEND="xla")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_accelerator_script_runs_on_the_cpu_client(capsys):
+    from lazyarray.tools import xla_tpu
+
+    assert xla_tpu.main(["--quick", "--workloads", "W1", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "W1" in out and "float64" in out and "jax.jit" in out
+
+
+# the differential files (NumPy the oracle) whose `mode`/`compiled` tests run on xla
+DIFFERENTIAL = ["tests/test_elementwise.py", "tests/test_reductions.py", "tests/test_programs.py",
+                "tests/test_views.py", "tests/test_shapes_indexing.py", "tests/test_creation.py"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", DIFFERENTIAL)
+def test_differential_suite_on_xla(path, tmp_path):
+    # the `mode` tests' compiled variants; not the `test_compiled_*` ones, which ask for the
+    # CPU backend by name (the CPU suite runs them)
+    env = dict(os.environ, LAZYARRAY_TEST_BACKEND="xla", JAX_PLATFORMS="cpu",
+               HYPOTHESIS_PROFILE="sim", LAZYARRAY_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", path,
+                           "-k", "compiled and not test_compiled"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-20000:] + proc.stderr[-5000:]
