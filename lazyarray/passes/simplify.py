@@ -63,12 +63,20 @@ def _fold(b: Builder, ins: Instr) -> int | None:
     return b.add(Instr("broadcast", (c,), ins.shape, ins.dtype, (("dimensions", ()),)))
 
 
+PUSH_BUDGET = 256  # pushes of views per sweep, beyond 4 per instruction (see `_push`)
+
+
 def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> int:
     """movement(elementwise(a, b)) => elementwise(movement(a), movement(b)).
 
     Views then reach the leaves, where they are free (NumPy strides), and fusion sees one
     iteration space. Not done when it would recompute an expensive op: a growing broadcast, or
-    an expensive producer that other consumers also read.
+    an expensive producer that other consumers also read; nor into a producer other consumers
+    read once the sweep has made `memo[None]` pushes: each view of a shared value is its own
+    copy of the work below it, and views of views compose into new views at every level, so
+    a loop taking a row and a column of its last result (`path = minimum(path,
+    add.outer(path[:, k], path[k, :]))`) would make 3**k of them; past the budget such a
+    view reads the value computed once.
     """
     key = (mv.opcode, mv.shape, mv.attrs, operand)
     if key in memo:
@@ -76,11 +84,13 @@ def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> 
     src = b.instrs[operand]
     grows = mv.opcode == "broadcast" and math.prod(mv.shape) > math.prod(src.shape)
     expensive = src.opcode in OPS and OPS[src.opcode].cost is Cost.EXPENSIVE
+    shared = users.get(operand, 0) > 1
     scalar = _scalar_of(b.instrs, operand)
     if scalar is not None:  # a broadcast scalar moved anywhere is the scalar broadcast there
         c = operand if src.opcode == "constant" else src.operands[0]
         out = b.add(Instr("broadcast", (c,), mv.shape, b.instrs[c].dtype, (("dimensions", ()),)))
-    elif src.is_elementwise and not (expensive and (grows or users.get(operand, 0) > 1)):
+    elif src.is_elementwise and not (expensive and (grows or shared)) \
+            and not (shared and len(memo) > memo[None]):
         new_ops = tuple(_push(b, mv, o, users, memo) for o in src.operands)
         out = b.add(Instr(src.opcode, new_ops, mv.shape, src.dtype, src.attrs, src.value))
     else:
@@ -99,7 +109,7 @@ def simplify(m: Module) -> Module:
     for ins in m.instrs:
         for o in ins.operands:
             orig_users[o] += 1
-    memo: dict = {}
+    memo: dict = {None: PUSH_BUDGET + 4 * len(m.instrs)}  # (None: the budget of `_push`)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20_000))
     try:

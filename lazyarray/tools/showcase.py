@@ -5,6 +5,7 @@ Run it as ``python -m lazyarray bench`` (or ``python -m lazyarray.tools.showcase
     python -m lazyarray bench                  # every workload, every size (about 3 minutes)
     python -m lazyarray bench --quick          # smallest sizes, few rounds (CI smoke test)
     python -m lazyarray bench --workloads W1,W4 --sizes large --json out.json
+    python -m lazyarray bench --corpus         # then the program corpus table (docs/corpus.md)
 
 Each workload (``lazyarray.tools.workloads``) is ONE function body written against an array
 namespace ``xp``; it is run with ``xp=numpy``, with ``xp=lazyarray`` (the timed call ends
@@ -48,6 +49,7 @@ from typing import Any, Callable
 import numpy as np
 from lazyarray.tools.showcase_report import (IMPLS, LEGEND, CaseResult, ImplResult, format_table,
                                              header, json_document, plot)
+from lazyarray.tools.corpus import runner as corpus_runner
 from lazyarray.tools.workloads import WORKLOADS, Workload, numba_kernels
 from lazyarray.trace_tier import PROMOTE
 
@@ -467,6 +469,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--plot", metavar="FILE",
                    help="bar chart of the ratios (matplotlib): FILE.png, FILE.svg, ...")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--corpus", action="store_true",
+                   help="after the workloads, the program corpus table (NumPy against "
+                        "lazyarray, docs/corpus.md): sizes 64K and 4M, or 64K with --quick")
     opts = p.parse_args(argv)
     if opts.sizes is None:
         opts.sizes = "small" if opts.quick else "all"
@@ -604,6 +609,12 @@ def main(argv: list[str] | None = None) -> int:
 
     bad_la = any(r.impls.get("lazyarray") and r.impls["lazyarray"].status in ("error", "mismatch")
                  for r in results)
+    if opts.corpus:
+        print("\nthe program corpus (python -m lazyarray.tools.corpus):")
+        sys.stdout.flush()
+        corpus_args = (["--sizes", "64K", "--repeat", "3"] if opts.quick
+                       else ["--sizes", "64K,4M"]) + (["--quiet"] if opts.quiet else [])
+        bad_la = corpus_runner.main(corpus_args) != 0 or bad_la
     return 1 if bad_la else 0
 
 
