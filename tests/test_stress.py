@@ -207,7 +207,7 @@ def test_interrupt_while_numba_compiles(monkeypatch, tmp_path):
 def test_interrupt_while_importing_the_kernel(monkeypatch, tmp_path):
     from lazyarray.backends import numba_cpu
 
-    def compile_kernel(*args):
+    def compile_kernel(*args, **kwargs):
         raise KeyboardInterrupt
 
     _interrupted_then_fine(monkeypatch, tmp_path,
