@@ -184,10 +184,8 @@ def ensure_kernel(entry: KernelEntry, counter: str = "disk_writes") -> tuple:
     with _compile_lock:
         if entry.kernel is None:
             path = diskcache.cache_dir()
-            cpu = dispatch.numba_cpu()
-            entry.kernel = cpu.compile_kernel(entry.key, entry.source, path) \
-                if counter == "disk_writes" else \
-                cpu.compile_kernel(entry.key, entry.source, path, counter=counter)
+            entry.kernel = dispatch.numba_cpu().compile_kernel(entry.key, entry.source, path,
+                                                               counter=counter)
             diskcache.evict(path)
     return entry.kernel
 
