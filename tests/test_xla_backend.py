@@ -225,6 +225,7 @@ def test_whole_programs(xla):
 
 def test_results_stay_on_the_device(xla):
     a = np.random.default_rng(3).random(1000)
+    _dask_leaf_seen()  # (once the dask backend has seen a dask leaf, every evaluation asks)
     x = la.asarray(a)
     y = la.sin(x) * 2 + 1
     la.evaluate(y)
@@ -243,6 +244,14 @@ def test_results_stay_on_the_device(xla):
     np.asarray(y)  # read again: the host copy is kept
     assert _count("xla_to_host") == 1
     assert_like_numpy(z, a * 3)
+
+
+def _dask_leaf_seen() -> None:
+    """Make the dask backend look at every graph's leaves, as after a program that used
+    `from_dask` (it must not read a device buffer to do so: that is a transfer)."""
+    dask = pytest.importorskip("dask.array")
+    with la.options(backend="cpu"):
+        np.asarray(la.from_dask(dask.ones(4, chunks=2)) + 1)
 
 
 def test_repeat_calls_with_new_values_compile_nothing(xla):

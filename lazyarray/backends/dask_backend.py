@@ -481,10 +481,11 @@ def kernel_builds() -> dict[str, int]:
 
 
 def resolve_leaves(order) -> None:
-    """Compute the dask leaves of a graph into NumPy buffers (for the other backends)."""
+    """Compute the dask leaves of a graph into NumPy buffers (for the other backends). A
+    dask leaf is a host object: a buffer living on a device is not read (that would fetch it)."""
     for n in order:
-        if n.op == "buffer" and isinstance(n.value, da.Array):
-            n.realize(np.asarray(n.value.compute()))
+        if n.op == "buffer" and isinstance(n._host, da.Array):
+            n.realize(np.asarray(n._host.compute()))
 
 
 def to_dask(node, chunks=None):
