@@ -369,19 +369,21 @@ def _compile_graph(make, leaves: list, scalars: list):
             return None
         entries.append(call[2])
         values[i] = call[0]
-        out = f"r{i}"
-        if last and ins.value.instrs[ins.value.outputs[0]].shape:  # the trace's shaped value
-            lines += ["    out = empty(shape, dtype)",
+        out, dtype = f"r{i}", f"d{i}"
+        namespace[dtype] = call[0].dtype
+        if last and call[0].shape:  # the trace's shaped value
+            lines += [f"    out = empty(shape, {dtype})",
                       "    r = out if len(shape) == 1 else out.reshape(-1)"]
             out, result = "r", "out"
         elif last:  # a total: its one value
-            lines.append(f"    {out} = empty(1, dtype)")
+            lines.append(f"    {out} = empty(1, {dtype})")
             result = f"{out}[0]"
-        else:
-            lines.append(f"    {out} = empty({call[0].shape}, dtype)")
+        elif call[0].shape:  # an intermediate, of this call's size (not the stand-ins')
+            lines.append(f"    {out} = empty(L[0].size, {dtype})")
+        else:  # (a sum read by a later kernel: its operand would be a 0-d array, not a float)
+            return None
         lines.append(f"    fpe {'+=' if entries[1:] else '='} {call[1].format(out=out)}")
         where[i] = out
-        namespace["dtype"] = call[0].dtype
     if result is None:
         return None
     src = "\n".join(["def launch(L, S, shape):", *lines, f"    return {result}, fpe"])

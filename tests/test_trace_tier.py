@@ -799,3 +799,27 @@ def test_random_programs_match_numpy(prog):
 @given(programs())
 def test_random_programs_match_numpy_compiled(prog):
     check_program(prog, trace.PROMOTE + 1)  # the last runs take the compiled loop
+
+
+def test_a_program_of_several_kernels_runs_at_every_size(monkeypatch):
+    """A program the passes split into several kernels (here by a tiny MAX_FUSION) passes its
+    intermediates between them in their own dtypes (a mask is bool) and at each run's size,
+    not the size it was compiled at."""
+    from lazyarray.passes import fusion
+
+    monkeypatch.setattr(fusion, "MAX_FUSION", 3)
+
+    def prog(xp, x):
+        m = (x * 2.0 + 1.0) > 1.5
+        return xp.where(m, xp.sin(x * 3.0) - 0.5, x * 0.25) * 1.5 + 0.1
+
+    for n in (40, 7, 300, 1):
+        x = np.linspace(0.0, 1.0, n)
+        for k in range(trace.PROMOTE + 2):
+            if k == trace.PROMOTE:
+                assert la.wait_compiles(120)
+            got, want = prog(la, la.asarray(x)), prog(np, x)
+            assert _bits(got) == _bits(want)
+            assert_like_numpy(got, want)
+        prog_ = trace._program(prog(la, la.asarray(x))._tr[0])
+        assert prog_.kernel is not None and len(prog_.kernel.entries) > 1
