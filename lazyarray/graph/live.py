@@ -12,11 +12,12 @@ computed buffer that its later reads take as it is.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 
 from lazyarray.ops.table import OPS
 
-MAX_LIVE = 64  # pending storages remembered (the most recent ones)
+MAX_LIVE = 64  # pending storages remembered (the most recent ones; a power of two)
 MAX_WALK = 4096  # nodes walked per evaluation looking for shared work
 # nodes that cost nothing to compute again: views and conversions of what they read
 _FREE = frozenset({"broadcast", "reshape", "transpose", "slice", "convert", "constant",
@@ -27,20 +28,14 @@ _FREE = frozenset({"broadcast", "reshape", "transpose", "slice", "convert", "con
 _QUIET = frozenset(OPS) | _FREE | {"select", "reduce", "argreduce", "update", "pad",
                                    "concatenate", "iota"}
 
-_live: dict[int, weakref.ref] = {}
+_ring: list = [None] * MAX_LIVE  # weak references to the storages, the newest overwriting
+_next = itertools.count().__next__  # the oldest (a list and a counter: 0.2 us a remember)
+_ref = weakref.ref
 
 
 def remember(storage) -> None:
     """Remember `storage` (of a pending lazy result) while it lives."""
-    key = id(storage)
-    if len(_live) >= MAX_LIVE:
-        _live.pop(next(iter(_live)), None)
-
-    def forget(ref, key=key):
-        if _live.get(key) is ref:
-            del _live[key]
-
-    _live[key] = weakref.ref(storage, forget)
+    _ring[_next() & (MAX_LIVE - 1)] = _ref(storage)
 
 
 def partners(order: list, roots: list) -> list:
@@ -49,30 +44,33 @@ def partners(order: list, roots: list) -> list:
     anyway (a held temporary such as `slope`), or one whose graph reaches computed work of
     the evaluation (not only views or conversions) and adds at most as much new work as
     `_worth` allows. None of them holds an operation that may raise."""
-    if not _live:
-        return []
-    inner = {id(n): n for n in order}
-    taken = {id(n) for n in roots}
-    found, budget = [], MAX_WALK
-    for key, ref in list(_live.items()):
+    results = {id(n) for n in roots}
+    taken = set(results)
+    candidates = []
+    for i, ref in enumerate(_ring):
+        if ref is None:
+            continue
         st = ref()
         node = None if st is None else st.node
-        if node is None or not node.srcs:  # gone, or computed meanwhile
-            _live.pop(key, None)
-            continue
-        if id(node) in taken:
-            continue
+        if node is None or not node.srcs:  # gone, or computed: forgotten
+            _ring[i] = None
+        elif id(node) not in taken:
+            taken.add(id(node))
+            candidates.append(node)
+    if not candidates:  # (the usual case in a loop: what is forced is what was pending)
+        return []
+    inner = {id(n): n for n in order}
+    found, budget = [], MAX_WALK
+    for node in candidates:
         if id(node) in inner:  # computed by this evaluation anyway: keep its value
             if node.op in _QUIET and _quiet_node(node):
                 found.append(node)
-                taken.add(id(node))
             continue
-        shared, new, budget = _walk(node, inner, roots, budget)
+        shared, new, budget = _walk(node, inner, results, budget)
         if budget <= 0:
             break
         if shared and new is not None and _worth(shared, new):
             found.append(node)
-            taken.add(id(node))
     return found
 
 
@@ -82,11 +80,10 @@ def _worth(shared: int, new: int) -> bool:
     return new <= 4 * shared + 8
 
 
-def _walk(node, inner: dict, roots: list, budget: int) -> tuple[int, int | None, int]:
+def _walk(node, inner: dict, results: set, budget: int) -> tuple[int, int | None, int]:
     """(operations of the evaluation the graph of `node` reaches, not counting its results,
     which stay computed; its own operations, or None when one may raise; the walk budget
-    left)."""
-    results = {id(r) for r in roots}
+    left; `results`: the ids of the evaluation's results)."""
     shared, new = 0, 0
     seen, stack = {id(node)}, [node]
     while stack:
