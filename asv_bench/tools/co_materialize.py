@@ -7,7 +7,8 @@ kernel's shape). Reading them one after the other (`np.asarray(k11)`, then `k13`
 used to compute the shared work three times; co-materialization (lazyarray/graph/live.py)
 computes the three in the first evaluation. Prints, per dtype, the median over the rounds of
 each way's best of three (ms), the ratio one-by-one / together, NumPy's time, and the
-arrays co-materialized per round. float64 inputs take the large-trace path (not covered:
+arrays co-materialized per round (0 before co-materialization existed: the script runs on
+older commits too). float64 inputs take the large-trace path (not covered:
 docs/semantics.md), float32 the graph tier.
 """
 
@@ -49,13 +50,13 @@ def main() -> None:
         for f in (one_by_one, together, one_by_one, together):  # compile, warm
             f()
         times = {"one": [], "together": [], "numpy": []}
-        before = la.cache_info()["co_materialized"]
+        before = la.cache_info().get("co_materialized", 0)
         for _ in range(rounds):
             times["one"].append(min(timeit.repeat(one_by_one, number=1, repeat=3)))
             times["together"].append(min(timeit.repeat(together, number=1, repeat=3)))
             times["numpy"].append(min(timeit.repeat(lambda: mixing(np, *ins), number=1,
                                                     repeat=3)))
-        co = (la.cache_info()["co_materialized"] - before) / (3 * rounds)
+        co = (la.cache_info().get("co_materialized", 0) - before) / (3 * rounds)
         m = {k: statistics.median(v) * 1e3 for k, v in times.items()}
         print(f"| {np.dtype(dtype).name} | {m['one']:.2f} ms | {m['together']:.2f} ms | "
               f"{m['one'] / m['together']:.2f} | {m['numpy']:.2f} ms | {co:.1f} |", flush=True)
