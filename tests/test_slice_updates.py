@@ -25,16 +25,20 @@ def thomas(xp, a, b, c, d):
     return x
 
 
+@pytest.mark.parametrize("errors", ["ignore", "default"])
 @pytest.mark.parametrize("shape", [(48, 40, 12), (200, 9)])
-def test_tridiagonal_solve_copies_no_buffer(shape):
+def test_tridiagonal_solve_copies_no_buffer(shape, errors):
     """Every slice update of the solve runs in place (the pending reader of column k - 1,
     and the kernel's own read of it, are outside column k); the three first writes fill new
-    buffers from zeros; values are NumPy's."""
+    buffers from zeros; values are NumPy's. Under NumPy's default error state too: an update
+    owing exact warnings re-reads only what lies outside the region it wrote."""
     r = np.random.default_rng(0)
     a, c, d = (r.uniform(-1, 1, shape) for _ in range(3))
     b = 4 + r.uniform(0, 1, shape)
     want = thomas(np, a, b, c, d)
-    with la.options(eager_threshold=0), np.errstate(all="ignore"):
+    state = {"all": "ignore"} if errors == "ignore" else {  # NumPy's default error state
+        "divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}
+    with la.options(eager_threshold=0), np.errstate(**state):
         before = la.cache_info()
         got = np.asarray(thomas(la, *map(la.asarray, (a, b, c, d))))
         after = la.cache_info()
@@ -113,3 +117,33 @@ def test_a_buffer_shared_by_versions_keeps_what_older_readers_read(order):
         got = np.asarray(x), np.asarray(y)
     assert got[0].tobytes() == want[0].tobytes()
     assert got[1].tobytes() == want[1].tobytes()
+
+
+def _warned(xp, a):
+    """Updates that divide by zero: one reads only outside its region (in place), one reads
+    its own region (`+=`, copied: its exact warnings need the old values)."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cp = xp.zeros(a.shape)
+        cp[..., 0] = 1.0
+        for k in range(1, a.shape[-1]):
+            cp[..., k] = 1.0 / (a[..., k] * cp[..., k - 1])
+            cp[..., k] += cp[..., k] * a[..., k]
+        out = np.asarray(cp)
+    return out, {str(w.message) for w in caught}
+
+
+def test_updates_in_place_under_warn_give_numpys_warnings():
+    a = np.ones((40, 40, 8))
+    a[..., 3] = 0.0
+    a[5, 5, 6] = -0.0
+    with np.errstate(divide="warn", under="ignore"):
+        want, want_warned = _warned(np, a)
+    with la.options(eager_threshold=0), np.errstate(divide="warn", under="ignore"):
+        before = la.cache_info()
+        got, warned = _warned(la, la.asarray(a))
+        after = la.cache_info()
+    assert got.tobytes() == want.tobytes()
+    assert warned == want_warned and want_warned
+    assert after["updates_in_place"] - before["updates_in_place"] >= 7

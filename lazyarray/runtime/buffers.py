@@ -154,19 +154,23 @@ def load_base(comp: Module, i: int) -> int:
 # before it is overwritten, in the same iteration (`hazard`). Otherwise the new version is a
 # fresh (pooled) buffer: the elements outside the region copied, the region stored by the
 # kernel, which reads the old buffer only -- read once, written once.
-def hazard(launch: Launch, base: np.ndarray) -> bool:
+def hazard(launch: Launch, base: np.ndarray, strict: bool = False) -> bool:
     """Does the kernel read an element of `base` that it stores, other than at the very
     element it stores? A read of `base` outside the written region is no hazard (the
     tridiagonal solve's `cp[..., k] = c[..., k] / (b[..., k] - a[..., k] * cp[..., k - 1])`:
     column k - 1 is read, column k written); regions are compared exactly
-    (`np.shares_memory`, within a bounded effort: beyond it, a hazard)."""
+    (`np.shares_memory`, within a bounded effort: beyond it, a hazard).
+
+    `strict`: any read of the written region is one, at the very element too (an update
+    that owes NumPy's exact warnings re-reads its operands after the store when it flagged:
+    they must still hold the values it read)."""
     offset, st = launch.region
     item = base.dtype.itemsize
     at = base.__array_interface__["data"][0] + offset * item
     here = (tuple(launch.sizes), tuple(s * item for s in st))
     region = None
-    for a in launch.views:
-        if np.may_share_memory(a, base) and (
+    for a in (*launch.views, *launch.scalar_views) if strict else launch.views:
+        if np.may_share_memory(a, base) and (strict or
                 (a.shape, a.strides) != here or a.__array_interface__["data"][0] != at):
             if region is None:
                 region = strided_view(base.reshape(-1), offset, launch.sizes or (1,), st or (1,))
@@ -407,13 +411,16 @@ def uses(m: Module) -> tuple[list[int], list[list[int]]]:
     return known
 
 
-def why_copied(dead: bool, interpreted: bool) -> str:
+def why_copied(dead: bool, interpreted: bool, exact: bool = False) -> str:
     """explain()'s reason for a write that did not run in place (`hazard`, `donatable`)."""
     if not dead:
         return ("copied: the old version is still observable (an array, a view, a pending "
                 "expression or a later instruction reads it)")
     if interpreted:
         return "copied: run by the interpreter (no kernel, or an empty region)"
+    if exact:
+        return ("copied: the written value reads the written region, whose old values NumPy's "
+                "exact warnings may need (np.errstate warns; the kernel may flag)")
     return "copied: the written value reads the old buffer outside the written element"
 
 

@@ -43,7 +43,7 @@ log = logging.getLogger("lazyarray")
 
 def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
                serial: bool = False, donors: tuple = (), regen: dict | None = None,
-               fresh: bool = False) -> list:
+               fresh: bool = False, exact: bool = False) -> list:
     """Run one fusion on NumPy operands (`serial`: never the parallel kernel, for callers that
     already run one fusion per thread, such as the dask backend's chunk tasks).
 
@@ -53,10 +53,12 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
     (`buffers.covering_updates`), so a new version's buffer is left uninitialized there.
     `regen`: for donors of a fusion that owes NumPy's exact warnings, the operands of the
     matrix product each is the result of: a flagged launch computes them again for its
-    recheck (`kernels.regenerated`)."""
+    recheck (`kernels.regenerated`). `exact`: the fusion owes NumPy's exact warnings: an
+    update then writes in place only when its value reads nothing of the written region (a
+    flagged launch re-reads its operands)."""
     comp: Module = ins.value
     if ins.attr("kind") == "update":
-        return _run_update(ins, operands, trace, dry, serial, donors, fresh)
+        return _run_update(ins, operands, trace, dry, serial, donors, fresh, exact)
     in_place = bool(donors) and ins.attr("kind") == "loop"
     lkey = None if dry else layout_key(operands, serial, in_place)
     if lkey is not None:
@@ -91,7 +93,7 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
 
 
 def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, serial: bool,
-                donors: tuple, fresh: bool = False) -> list:
+                donors: tuple, fresh: bool = False, exact: bool = False) -> list:
     """An update fusion: one kernel computes the written value and stores it in the region."""
     comp: Module = ins.value
     root = comp.instrs[comp.outputs[0]]
@@ -103,8 +105,8 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     entry, hit = kernel_entry(comp, launch)
     # the interpreter (codegen declined, or an empty region) returns a new array
     why = ("" if k in donors and entry.source is not None and not launch.empty
-           and not hazard(launch, base) else why_copied(k in donors, entry.source is None
-                                                        or launch.empty))
+           and not hazard(launch, base, exact) else why_copied(k in donors, entry.source is None
+                                                               or launch.empty, exact))
     inplace = not why
     fresh = fresh and not inplace
     record = None
@@ -332,7 +334,8 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                 read_anywhere = gathered(ins.value)
                 donors = tuple(k for k in donors if k not in read_anywhere)
             regen = None
-            if donors and owes_exact_warnings(ins.value):
+            exact = bool(donors) and owes_exact_warnings(ins.value)
+            if exact and ins.attr("kind") != "update":
                 # only a product's result, which can be computed again for a recheck
                 regen = {k: products[ins.operands[k]] for k in donors
                          if ins.operands[k] in products}
@@ -342,7 +345,8 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             serial = any(m.instrs[o].opcode == "dot" and vals[o].size < PARALLEL_MIN_AFTER_BLAS
                          for o in ins.operands)
             out = run_fusion(ins, [vals[o] for o in ins.operands], trace, dry, serial=serial,
-                             donors=donors, regen=regen or None, fresh=i in covering)
+                             donors=donors, regen=regen or None, fresh=i in covering,
+                             exact=exact)
             vals[i] = out[0] if len(out) == 1 else tuple(out)
             if donors and ins.attr("kind") == "update":
                 for k in donors:
