@@ -34,6 +34,7 @@ from lazyarray import backends as _backends  # noqa: E402
 from lazyarray import engine as _engine  # noqa: E402
 from lazyarray import passes as _passes  # noqa: E402
 from lazyarray.runtime import background as _background, diskcache as _diskcache  # noqa: E402
+from lazyarray.runtime.kernels import load_all as _load_all  # noqa: E402
 from lazyarray import stats as _stats  # noqa: E402
 from lazyarray._creation import (  # noqa: E402
     array, asanyarray, asarray, ascontiguousarray, asfortranarray, empty, empty_like, eye, full, full_like,
@@ -175,19 +176,20 @@ def cache_info() -> dict:
 
 
 def wait_compiles(timeout: float | None = None) -> bool:
-    """Wait for the kernels being built in the background (``options(background_compile=True)``).
+    """Wait for the kernels being built in the background: by the compile worker process
+    (``options(compile="background")``, the default) and on the build thread.
 
     Parameters
     ----------
     timeout : float, optional
-        Seconds to wait for each build in flight; None waits until they are done.
+        Seconds to wait for the builds in flight; None waits until they are done.
 
     Returns
     -------
     bool
         True when no build is left in flight.
     """
-    return _background.wait(timeout)
+    return _load_all(timeout) and _background.wait(timeout)
 
 
 def reset_stats() -> None:

@@ -9,7 +9,10 @@
     LAZYARRAY_CACHE_DIR         where compiled kernels persist (default: the user cache dir)
     LAZYARRAY_DEBUG             0-4: what each materialization logs (docs/debugging.md)
     LAZYARRAY_DUMP_DIR          every compile writes a replayable snapshot here
-    LAZYARRAY_BACKGROUND_COMPILE  1: build kernels in a background thread, interpret meanwhile
+    LAZYARRAY_COMPILE           "background" (default: kernels compile in a worker process
+                                while the interpreter answers), "thread" (the same on a
+                                thread of this process) or "now" (wait for each compile)
+    LAZYARRAY_BACKGROUND_COMPILE  1: the same as LAZYARRAY_COMPILE=thread
     LAZYARRAY_BLAS              "auto" (default) or "numpy": "numpy" keeps every matrix product
                                 on np.matmul (lazyarray/runtime/blas.py)
     LAZYARRAY_VECTOR_BITS       "256": no 512-bit vectors in large-launch kernels on AVX-512
@@ -25,6 +28,7 @@ import threading
 from dataclasses import dataclass, field, replace
 
 BACKENDS = ("cpu", "numpy", "dask", "cuda", "xla")
+COMPILE_MODES = ("background", "thread", "now")
 # elements: an operation on computed inputs smaller than this runs at once, through NumPy (the
 # eager tier), when eager_threshold allows it. As large as the default compile threshold: below
 # it the lazy interpreter tier runs the same NumPy calls and only adds the graph's cost
@@ -40,6 +44,7 @@ class Options:
     debug: int = 0  # 1 kernels and timings, 2 + final HLO, 3 + HLO after each pass, 4 + source
     dump_dir: str | None = None
     background_compile: bool = False  # build kernels off-thread; the interpreter answers meanwhile
+    compile: str = "background"  # "background" (a worker process), "thread" or "now"
     trace: bool = True  # record chains of tiny float64 operations (lazyarray/trace_tier.py)
     chunks: object = "auto"  # dask backend: how NumPy inputs are chunked (docs/dask.md)
     blas: str = "auto"  # "numpy": products never on the retuned OpenBLAS (runtime/blas.py)
@@ -66,6 +71,8 @@ def _from_env() -> Options:
     if os.environ.get("LAZYARRAY_BACKGROUND_COMPILE"):
         o = replace(o, background_compile=os.environ["LAZYARRAY_BACKGROUND_COMPILE"] not in
                     ("0", "false", "False", "no"))
+    if os.environ.get("LAZYARRAY_COMPILE"):
+        o = replace(o, compile=os.environ["LAZYARRAY_COMPILE"])
     if os.environ.get("LAZYARRAY_BLAS"):
         o = replace(o, blas=os.environ["LAZYARRAY_BLAS"])
     if os.environ.get("LAZYARRAY_MATH"):
@@ -81,6 +88,8 @@ def _check(o: Options) -> None:
         raise ValueError(f"unknown backend {o.backend!r}; expected one of {BACKENDS}")
     if o.eager_threshold < 0:
         raise ValueError("eager_threshold must be >= 0")
+    if o.compile not in COMPILE_MODES:
+        raise ValueError(f"compile must be one of {COMPILE_MODES}, got {o.compile!r}")
     if o.blas not in ("auto", "numpy"):
         raise ValueError(f"blas must be 'auto' or 'numpy', got {o.blas!r}")
     if o.math not in ("numpy", "fast"):
@@ -126,11 +135,17 @@ def options(**overrides):
     dump_dir : str
         Directory where every evaluation that compiles a kernel writes a replayable snapshot
         (``python -m lazyarray replay DIR``).
+    compile : {"background", "thread", "now"}
+        How a kernel that is not built yet gets built. "background" (default): a worker
+        process compiles it into the disk cache while its fusion runs on the NumPy
+        interpreter, and later evaluations load and launch it; a kernel already on disk is
+        loaded at once. The first run of a program then costs about what NumPy costs instead
+        of waiting on the compiler (docs/performance.md, "First runs"). "thread": the same
+        on a background thread of this process. "now": the evaluation waits for the compile
+        (what tests of kernel counts want). `lazyarray.wait_compiles()` waits for the
+        builds in flight.
     background_compile : bool
-        Build a kernel that is not in the cache (compiled, or loaded from the disk cache) in a
-        background thread; until it is ready, its fusion runs on the NumPy interpreter. The
-        first call of a program then costs about what NumPy costs instead of a compile;
-        `lazyarray.wait_compiles()` waits for the builds in flight.
+        True: the same as ``compile="thread"``.
     trace : bool
         Record chains of operations on tiny float64 arrays as traces, run on NumPy when
         needed and as one compiled loop once a chain's structure has recurred (default True;

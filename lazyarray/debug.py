@@ -118,16 +118,19 @@ def run_compiled(module: Module, args: list, trace: Trace) -> tuple[Module, list
 
 def _summary(n: int, trace: Trace, disk: dict, passes_s: float, run_s: float) -> str:
     ks = trace.kernels
-    count = {s: sum(k.status == s for k in ks) for s in ("hit", "miss", "interpreted")}
+    count = {s: sum(k.status == s for k in ks)
+             for s in ("hit", "miss", "interpreted", "compiling")}
     head = (f"lazyarray: materialization {n}: {count['hit'] + count['miss']} kernels "
             f"({count['hit']} cache hits, {count['miss']} misses; built "
             f"{sum(k.compiled for k in ks)}: {disk['compiles']} compiled by Numba, "
             f"{disk['disk_hits']} loaded from the disk cache), {count['interpreted']} "
-            f"interpreted fusions, {len(trace.updates)} writes; "
+            f"interpreted fusions, {count['compiling']} interpreted while their kernels "
+            f"compile in the background, {len(trace.updates)} writes; "
             f"passes {passes_s * 1e3:.2f} ms, run {run_s * 1e3:.2f} ms")
     lines = [head]
     for k in ks:
-        note = " (built)" if k.compiled else ""
+        note = (f" (built) from {k.origin} in {k.compile_s * 1e3:.1f} ms" if k.compiled else
+                " (interpreted while its kernel compiles)" if k.status == "compiling" else "")
         lines.append(f"  {k.name} kind={k.kind} cache={k.status}{note} "
                      f"{k.seconds * 1e3:.3f} ms signature={k.key}")
     lines += [f"  write {i}: {why}" for i, why in enumerate(trace.write_reasons)]

@@ -528,7 +528,7 @@ class Report:
         """Compiled kernels the evaluation launches (0 when it runs on the interpreter)."""
         if self.interpreted:
             return 0
-        return sum(k.status != "interpreted" for k in self.kernels)
+        return sum(k.status in ("hit", "miss") for k in self.kernels)
 
     @property
     def bytes_avoided(self) -> int:
@@ -553,7 +553,9 @@ class Report:
         for k in self.kernels:
             why = "+".join(REASONS.get(r, r) for r in k.reason.split("+")) if k.reason else ""
             lines.append(f"{k.name}: kind={k.kind} signature={k.key} cache={k.status}"
-                         + (f" built={k.origin} in {k.compile_s * 1e3:.1f} ms" if k.origin else ""))
+                         + (f" built={k.origin} in {k.compile_s * 1e3:.1f} ms" if k.origin else "")
+                         + (" (interpreted while the kernel compiles in the background)"
+                            if k.status == "compiling" else ""))
             if why:
                 lines.append(f"  ends because {why}")
             lines.append(f"  intermediates avoided: {k.bytes_avoided} bytes")

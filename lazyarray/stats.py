@@ -9,6 +9,8 @@ _lock = threading.Lock()
 _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damaged", "kernels_launched", "interpreter_runs",
            "fallbacks", "materializations", "updates_in_place", "updates_copied", "updates_filled", "updates_fused", "library_calls", "eager_ops",
            "jit_traces", "jit_replays", "background_interpreted", "gathered",
+           # compile="background": worker processes started, specializations sent to them
+           "workers_started", "background_jobs",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",
            "host_fallbacks", "fp_rechecks", "trace_kernel_runs", "trace_compiles",
            "trace_disk_writes", "trace_replays", "plan_hits",

@@ -19,11 +19,16 @@ kernels.
 import os
 import warnings
 
-import numpy as np
-import pytest
-from hypothesis import HealthCheck, settings
+# Kernels compile on the calling thread in the tests (what counts of compiles, launches and
+# buffers assert); tests/test_tiers.py runs the default tier (a worker process compiles while
+# the interpreter answers), and subprocess tests that set the variable themselves.
+os.environ.setdefault("LAZYARRAY_COMPILE", "now")
 
-import lazyarray as la
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import lazyarray as la  # noqa: E402
 
 _SUPPRESSED = [
     HealthCheck.too_slow,

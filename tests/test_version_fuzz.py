@@ -46,6 +46,8 @@ MODES = {
     "default": {},
     "interp": {"backend": "numpy"},
     "compiled": {"backend": COMPILED_BACKEND, "eager_threshold": 0},
+    # the default tier: interpreted while a worker process compiles, then the kernels
+    "tiered": {"compile": "background", "eager_threshold": 0},
 }
 SIZES = ["tiny", "mid", "large"]
 QUICK = {"tiny": 30, "mid": 30, "large": 6}  # programs per (size, mode) in the ci profile

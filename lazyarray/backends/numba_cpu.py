@@ -90,7 +90,7 @@ def _verify(path: str) -> None:
     except (OSError, ValueError):  # (no seal, or a damaged one)
         good = False
     if not good:
-        for p in [*files, seal]:
+        for p in [*files, seal, *glob.glob(glob.escape(seal[:-len(".sums")]) + ".*.built")]:
             with contextlib.suppress(OSError):
                 os.remove(p)
         stats.bump("disk_damaged")
@@ -233,7 +233,29 @@ def _counted_call(kernel, args, known: set, types: tuple) -> tuple[str, int]:
 def build(kernel, args) -> str:
     """Compile (or load from disk) the specialization of `kernel` for `args` without running
     it; "compiled", "disk", or "" when it already existed."""
-    sig = tuple(numba.typeof(a) for a in args)
+    return build_signature(kernel, tuple(numba.typeof(a) for a in args))
+
+
+def numba_signature(sig) -> tuple:
+    """Numba's argument types from `compile_service.describe`'s description."""
+    from numba.core import types
+
+    out = []
+    for d in sig:
+        if d[0] == "a":
+            _, dtype, ndim, layout, readonly, aligned = d
+            out.append(types.Array(numba.from_dtype(np.dtype(dtype)), ndim, layout,
+                                   readonly=readonly, aligned=aligned))
+        elif d[0] == "g":
+            out.append(numba.typeof(np.dtype(d[1]).type(0)))
+        else:
+            out.append(numba.typeof({"bool": True, "int": 0, "float": 0.0,
+                                     "complex": 0j}[d[1]]))
+    return tuple(out)
+
+
+def build_signature(kernel, sig: tuple) -> str:
+    """`build` for Numba argument types `sig` (the compile worker's jobs)."""
     before = len(kernel.overloads)
     hits = sum(kernel.stats.cache_hits.values())
     with warnings.catch_warnings(), _width(kernel):

@@ -90,10 +90,15 @@ def _evaluate_as(ins: Instr, xs: list, memo: dict, sources: tuple) -> np.ndarray
         raise FloatingPointError(text[:text.rindex(" in ") + 4] + ins.attr("warn_as")) from None
 
 
-def interpret(module: Module, args: list, report: bool = False) -> list[np.ndarray]:
+def interpret(module: Module, args: list, report: bool = False,
+              outputs: tuple | None = None) -> list[np.ndarray]:
     """Run `module` with NumPy, floating-point errors ignored; `report`: record the warnings
-    NumPy would give into the evaluation's recorder (`fpstate`), if it has one."""
+    NumPy would give into the evaluation's recorder (`fpstate`), if it has one. `outputs`:
+    the instructions whose values to return (default: the module's outputs); instructions
+    after the last of them are not run."""
     rec = fpstate.active() if report else None
+    outputs = module.outputs if outputs is None else outputs
+    end = max(outputs, default=-1) + 1
     vals: list = [None] * len(module.instrs)
     users_left = [0] * len(module.instrs)
     for ins in module.instrs:
@@ -101,7 +106,7 @@ def interpret(module: Module, args: list, report: bool = False) -> list[np.ndarr
             users_left[o] += 1
     memo: dict = {}  # multi-result library calls: run once
     with np.errstate(all="ignore", **(rec.raising if rec is not None else {})):
-        for i, ins in enumerate(module.instrs):
+        for i, ins in enumerate(module.instrs[:end]):
             if ins.opcode == "parameter":
                 vals[i] = np.asarray(args[ins.attr("index")])
             else:
@@ -115,6 +120,6 @@ def interpret(module: Module, args: list, report: bool = False) -> list[np.ndarr
                     vals[i] = fpstate.retry(rec, exc, run, ins, xs, memo, ins.operands)
                 for o in ins.operands:  # free intermediates at their last use
                     users_left[o] -= 1
-                    if users_left[o] == 0 and o not in module.outputs:
+                    if users_left[o] == 0 and o not in outputs:
                         vals[o] = None
-    return [vals[o] for o in module.outputs]
+    return [vals[o] for o in outputs]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import hashlib
 import logging
 import os
 import shutil
@@ -136,6 +137,25 @@ def evict(path: str, keep: int = MAX_KERNELS) -> int:
             except OSError:
                 pass
     return len(doomed)
+
+
+def built_marker(path: str, key: str, fn: int, sig: tuple) -> str:
+    """The file that says kernel `key`'s dispatcher `fn` (0 parallel, 1 serial) is built into
+    Numba's cache for argument types `sig` (`compile_service.describe`): a process that finds
+    it launches the kernel at once (loading it), instead of interpreting while a worker looks.
+    It lives beside Numba's files, so eviction and purging take it with them."""
+    h = hashlib.sha256(repr(sig).encode()).hexdigest()[:16]
+    return os.path.join(path, "__pycache__", f"{PREFIX}{key}.f{fn}-{h}.built")
+
+
+def mark_built(path: str, key: str, fn: int, sig: tuple) -> None:
+    marker = built_marker(path, key, fn, sig)
+    try:
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        with open(marker, "w"):
+            pass
+    except OSError:  # (no marker: the next process asks the worker, which loads it)
+        pass
 
 
 def purge(path: str, key: str) -> None:

@@ -46,11 +46,17 @@ def dispatcher(kernel: tuple, work: int, one: bool, in_place: bool):
     for); else the serial one, except for a launch that may write over an operand
     (`in_place`) from VECTOR_MIN on: the parallel one on the calling thread, whose loops
     vectorize where the serial one's do not (`numba_cpu.OneThread`)."""
+    if variant(work, one, in_place) == 1:
+        return kernel[1]
     if work >= PARALLEL_MIN and not one:
         return kernel[0]
-    if in_place and work >= VECTOR_MIN:
-        return numba_cpu().one_thread(kernel[0]) or kernel[1]
-    return kernel[1]
+    return numba_cpu().one_thread(kernel[0]) or kernel[1]
+
+
+def variant(work: int, one: bool, in_place: bool) -> int:
+    """Which compiled function `dispatcher` runs: 0 the parallel one (on all threads or on
+    one), 1 the serial one."""
+    return 0 if (work >= PARALLEL_MIN and not one) or (in_place and work >= VECTOR_MIN) else 1
 
 
 def while_blas_spins(chosen, kernel: tuple, work: int):

@@ -26,12 +26,13 @@ from lazyarray.runtime.buffers import (PREPARED_COMPUTATIONS, covering_updates, 
                                        writable, write_kind)
 from lazyarray.runtime.dispatch import PARALLEL_MIN_AFTER_BLAS
 from lazyarray.runtime.kernels import (KernelEntry, KernelRecord, Trace, build_kernel,
+                                       built_elsewhere, pay,
                                        is_cached, kernel_entry, nearest_difference,
                                        recheck_flags, regenerated, run_kernel, value_error)
 from lazyarray.runtime.launches import (PREPARED_LAYOUTS, launch_prepared, layout_key, prepare,
                                         run_prepared, update_launch)
 from lazyarray.runtime.launches import prepared
-from lazyarray.storage import copy_outside
+from lazyarray.storage import copy_outside, strided_view
 
 # read from here by the engine, the dask backend and the benchmark tools
 from lazyarray.runtime.buffers import whole_owner  # noqa: F401
@@ -87,7 +88,7 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
     t0 = time.perf_counter()
     try:
         return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors,
-                           regen=regen)
+                           regen=regen, record=record)
     finally:
         record.seconds = time.perf_counter() - t0
 
@@ -128,7 +129,7 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
         if entry.source is None or launch.empty:
             return _run_fusion(comp, operands, launch, entry, hit, None, serial)
         return _run_fusion(comp, operands, launch, entry, hit, None, serial,
-                           store=new_version(comp, launch, base, inplace, fresh))
+                           store=new_version(comp, launch, base, inplace, fresh), record=record)
     finally:
         if record is not None:
             record.seconds = time.perf_counter() - t0
@@ -136,13 +137,15 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
 
 def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
                 hit: bool, lkey: tuple | None, serial: bool = False, donors: tuple = (),
-                store=None, regen: dict | None = None) -> list:
+                store=None, regen: dict | None = None,
+                record: KernelRecord | None = None) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return _interpret(comp, operands)
     stats.bump("hits" if hit else "misses")
     results, head, tail = kernel_args(comp, launch, store)
-    if entry.kernel is None and config.get().background_compile:
+    mode = compile_mode()
+    if mode == "thread" and entry.kernel is None:
         if entry.building is None:
             entry.building = background.submit(build_kernel, entry, launch,
                                                [*head, *launch.arrays, *tail],
@@ -150,6 +153,16 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
         if not entry.building.done.is_set():  # not ready: the interpreter answers meanwhile
             stats.bump("background_interpreted")
             return _interpret(comp, operands)
+    elif mode == "background" and not built_elsewhere(
+            entry, launch, [*head, *launch.arrays, *tail], serial, bool(donors)):
+        stats.bump("background_interpreted")  # the worker process builds it meanwhile
+        if record is not None:
+            record.status, record.compiled = "compiling", False
+        t0 = time.perf_counter()
+        try:
+            return _interpret(comp, operands, store)
+        finally:
+            pay(time.perf_counter() - t0)
     fresh = [(a.shape, a.flat[0], a.dtype) for a in head[len(results):]]  # partials' inits
     if donors:
         donate(results, head, operands, donors, donor_candidates(comp, launch, operands))
@@ -186,9 +199,28 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             return _interpret(comp, operands)
 
 
-def _interpret(comp: Module, operands: list) -> list:
-    """The interpreter in place of a kernel, reporting floating-point warnings as NumPy would."""
-    return interpret(comp, operands, report=True)
+def _interpret(comp: Module, operands: list, store=None) -> list:
+    """The interpreter in place of a kernel, reporting floating-point warnings as NumPy would.
+    `store`: an update's new version (`buffers.new_version`): the written value is computed,
+    then stored into its region of that buffer, as the kernel would (in place when it is
+    the old version's: no copy of the whole array)."""
+    if store is None:
+        return interpret(comp, operands, report=True)
+    root = comp.instrs[comp.outputs[0]]
+    (value,) = interpret(comp, operands, report=True, outputs=(root.operands[1],))
+    out = store[0]
+    strided_view(out.reshape(-1), root.attr("offset"), value.shape, root.attr("strides"))[
+        ...] = value
+    return [out]
+
+
+def compile_mode() -> str:
+    """How a kernel not built yet is built: "background" (a worker process; the interpreter
+    answers meanwhile), "thread" (the same on a thread of this process) or "now"."""
+    o = config.get()
+    if o.background_compile:
+        return "thread"
+    return o.compile if o.backend == "cpu" else "now"
 
 
 def _raise_index_error(comp: Module, operands: list) -> None:

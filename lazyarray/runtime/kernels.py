@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import logging
 import math
+import os
+import sys
 import threading
 import time
 import weakref
@@ -28,8 +31,10 @@ from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ir.interpret import interpret
 from lazyarray.ir.text import print_computation
-from lazyarray.runtime import blas, diskcache, dispatch
+from lazyarray.runtime import background, blas, compile_service, diskcache, dispatch
 from lazyarray.runtime.dispatch import dispatcher, ran_in_parallel, while_blas_spins
+
+log = logging.getLogger("lazyarray")
 
 
 @dataclass
@@ -39,8 +44,13 @@ class KernelEntry:
     kernel: object = None
     reason: str = ""  # why the code generator declined
     compile_s: float = 0.0  # seconds to compile (or load from disk) this process
-    origin: str = ""  # "compiled" | "disk" once built
-    building: object = None  # a background build in flight (options(background_compile=True))
+    origin: str = ""  # "compiled" | "disk" | "worker" (compiled by the worker, loaded) once built
+    building: object = None  # a background build in flight (options(compile="thread"))
+    # compile="background": the specializations the worker process was asked for
+    # ((dispatcher, argument types) -> compile_service.Job), and those ready to launch here
+    jobs: dict = field(default_factory=dict)
+    ready: set = field(default_factory=set)
+    worker_s: float = 0.0  # seconds the worker process spent building its specializations
 
 
 @dataclass
@@ -50,7 +60,7 @@ class KernelRecord:
     name: str
     kind: str
     key: str
-    status: str  # "hit" | "miss" | "interpreted"
+    status: str  # "hit" | "miss" | "interpreted" | "compiling" (interpreted meanwhile)
     source: str | None
     comp: Module | None = None  # the fused computation
     reason: str = ""  # why the fusion ends at its roots (passes.fusion.REASONS)
@@ -175,6 +185,105 @@ def build_kernel(entry: KernelEntry, launch: Launch, args: list, path: str) -> N
     entry.kernel = kernel
 
 
+FIRST_LOAD_S = 0.5  # measured: importing Numba and readying its CPU target, ~0.5-0.7 s
+_rent = [0.0, False]  # (interpreter seconds spent waiting for kernels, first load paid for)
+
+
+def pay(seconds: float) -> None:
+    """Count interpreter time spent on fusions whose kernels are not loaded: once it reaches
+    what loading Numba costs, loading starts (a ski-rental rule: a short program that Numba
+    would slow down never loads it; a long one pays at most twice the best choice)."""
+    _rent[0] += seconds
+    if _rent[0] >= FIRST_LOAD_S:
+        _rent[1] = True
+
+
+def _may_load() -> bool:
+    return _rent[1] or "numba" in sys.modules
+
+
+def built_elsewhere(entry: KernelEntry, launch: Launch, args: list, serial_only: bool,
+                    in_place: bool) -> bool:
+    """compile="background": may this launch run its kernel now? True once the
+    specialization it needs is loaded in this process; otherwise False: interpret meanwhile.
+
+    A specialization the disk cache lacks is compiled by the worker process
+    (`compile_service`) at once. One on disk is loaded on the build thread -- once Numba is
+    loaded, or once the interpreter has spent FIRST_LOAD_S waiting for kernels (`pay`): a
+    short program runs on the interpreter from start to end, never importing Numba."""
+    fn = dispatch.variant(math.prod(launch.sizes), serial_only, in_place)
+    sig = compile_service.describe(args)
+    if sig is None:  # (an argument the worker cannot rebuild: compiled here)
+        return True
+    want = (fn, sig)
+    if want in entry.ready:
+        return True
+    state = entry.jobs.get(want)
+    if state is None:
+        if not os.path.exists(diskcache.built_marker(diskcache.cache_dir(), entry.key, fn,
+                                                     sig)):
+            entry.jobs[want] = compile_service.submit(
+                entry.key, entry.source, diskcache.cache_dir(), ("kernel", "kernel_serial")[fn],
+                sig)
+            return False
+        state = "built"
+    if isinstance(state, compile_service.Job):
+        if not state.done.is_set():
+            return False
+        entry.worker_s += state.seconds
+        state = "built"
+    if state == "built":
+        entry.jobs[want] = background.submit(load_built, entry, *want) if _may_load() \
+            else state
+        return False
+    if not state.done.is_set():  # (loading)
+        return False
+    entry.ready.add(want)  # (loaded; or it failed: the launch then builds it, and says why)
+    del entry.jobs[want]
+    return True
+
+
+def load_built(entry: KernelEntry, fn: int, sig: tuple) -> None:
+    """Load (or, for a damaged disk entry, compile) dispatcher `fn` of the entry's kernel for
+    argument types `sig`: the build thread's job."""
+    kernel = ensure_kernel(entry)
+    cpu = dispatch.numba_cpu()
+    t0 = time.perf_counter()
+    origin = cpu.build_signature(kernel[fn], cpu.numba_signature(sig))
+    if origin:
+        entry.compile_s += time.perf_counter() - t0
+        entry.origin = "worker" if origin == "disk" and entry.worker_s else origin
+
+
+def load_all(timeout: float | None = None) -> bool:
+    """`lazyarray.wait_compiles`: wait for the worker, then load every specialization asked
+    for here (the next evaluations launch kernels); False if `timeout` passed first."""
+    if not compile_service.wait(timeout):
+        return False
+    _rent[1] = True
+    with cache_lock:
+        entries = [e for e in cache.values() if e.jobs]
+    for entry in entries:
+        for want, state in list(entry.jobs.items()):
+            if isinstance(state, compile_service.Job):
+                entry.worker_s += state.seconds
+            elif state != "built":
+                state.done.wait(timeout)
+                continue
+            try:
+                load_built(entry, *want)
+            except Exception as exc:  # noqa: BLE001 - the launch builds it, and says why
+                log.warning("lazyarray: loading kernel %s failed: %s", entry.key, exc)
+            entry.jobs[want] = background.Job(None, ())
+            entry.jobs[want].done.set()
+    return True
+
+
+def compiling(entry: KernelEntry) -> bool:
+    """Is one of the entry's specializations being built or loaded (or waiting to load)?"""
+    return any(job == "built" or not job.done.is_set() for job in entry.jobs.values())
+
+
 _compile_lock = threading.Lock()  # threads launching one new kernel build it once
 
 
@@ -210,6 +319,10 @@ def run_kernel(entry: KernelEntry, launch: Launch, args: list, serial_only: bool
     if built:  # this launch compiled (or loaded) a specialization: count it as build time
         entry.compile_s += time.perf_counter() - t0
         entry.origin = built
+        sig = compile_service.describe(args)
+        if sig is not None:
+            diskcache.mark_built(diskcache.cache_dir(), entry.key,
+                                 int(chosen is entry.kernel[1]), sig)
     return flagged
 
 

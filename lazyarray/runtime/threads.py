@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -41,10 +42,17 @@ def thread_controls():
     return parallel._get_num_threads, parallel._set_num_threads
 
 
+def _threaded() -> bool:
+    """May the memory kernels run? Only once Numba is loaded (by a kernel): loading it for a
+    copy would cost a first run about half a second, more than any copy saves (NumPy's
+    loops do the work until then); and only where `thread_controls` allows."""
+    return "numba" in sys.modules and thread_controls() is not None
+
+
 def copy_contiguous(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[...] = src for two C-contiguous arrays of one shape and dtype (`runtime.pool.copy`), by a
     byte loop on all threads (NumPy's copy under the workqueue layer: see `one_thread`)."""
-    if thread_controls() is None:
+    if not _threaded():
         np.copyto(dst, src)
     else:
         _kernels().copy_bytes(src.reshape(-1).view(np.uint8), dst.reshape(-1).view(np.uint8))
@@ -55,7 +63,7 @@ def copy_rows(dst: np.ndarray, src: np.ndarray) -> bool:
     contiguous and whose other axes merge into one of positive stride (a column block of a
     C-ordered array: `concatenate(axis=1)`, `roll`, `block`): each row's bytes on all
     threads. False, copying nothing, for any other layout."""
-    if thread_controls() is None or src.ndim < 2:
+    if not _threaded() or src.ndim < 2:
         return False
     rows = [_row_layout(a) for a in (src, dst)]
     if None in rows:
@@ -99,7 +107,7 @@ def nonzero(mask: np.ndarray, empty=np.empty) -> np.ndarray:
     chunk's next position, which advances past true ones only, up to the chunk's last true
     element (so no write lands in a neighbour's range)."""
     if (mask.size < max(NONZERO_MIN, 1) or mask.ndim == 0 or not mask.flags.c_contiguous
-            or thread_controls() is None):
+            or not _threaded()):
         return np.array(np.nonzero(mask), dtype=np.int64).reshape(mask.ndim, -1)
     flat = mask.reshape(-1).view(np.uint8)
     nch = -(-flat.size // max(NONZERO_CHUNK, -(-flat.size // 4096)))
@@ -121,7 +129,7 @@ def arange_int64(start: int, stop: int, step: int, empty=np.empty) -> np.ndarray
     buffer from `empty` (the runtime passes its pool's, whose pages fault only once where
     NumPy's fresh array faults every time); None where NumPy should do it (small, a zero
     step, values beyond 2**52, or no thread controls)."""
-    if step == 0 or thread_controls() is None or max(abs(start), abs(stop)) >= 1 << 52:
+    if step == 0 or not _threaded() or max(abs(start), abs(stop)) >= 1 << 52:
         return None
     n = len(range(start, stop, step))
     if n < ARANGE_MIN:

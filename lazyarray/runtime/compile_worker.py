@@ -1,0 +1,55 @@
+"""The compile worker process (`compile_service` starts it): reads jobs, one JSON line each,
+from its standard input, builds each kernel's specialization into the disk cache (Numba's
+`cache=True`, sealed as every build is: `numba_cpu._seal`) and answers one JSON line per job.
+
+It exits when its input ends, after the jobs already sent: a user's process that exits first
+still gets its kernels onto the disk for the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+
+def build(job: dict, modules: dict) -> None:
+    from lazyarray.backends import numba_cpu
+    from lazyarray.runtime import diskcache
+
+    kernel = modules.get(job["key"])
+    if kernel is None:
+        kernel = modules[job["key"]] = numba_cpu.compile_kernel(job["key"], job["source"],
+                                                                job["path"])
+    fn = job["fn"] == "kernel_serial"
+    numba_cpu.build_signature(kernel[fn], numba_cpu.numba_signature(job["sig"]))
+    diskcache.mark_built(job["path"], job["key"], int(fn), tuple(map(tuple, job["sig"])))
+
+
+def main() -> int:
+    try:
+        os.nice(10)  # the user's process first
+    except (AttributeError, OSError):
+        pass
+    modules: dict = {}
+    out = sys.stdout
+    for line in sys.stdin:
+        job = json.loads(line)
+        t0 = time.perf_counter()
+        reply = {"job": job["job"], "ok": True}
+        try:
+            build(job, modules)
+        except Exception as exc:  # noqa: BLE001 - reported to the caller, who builds it itself
+            reply = {"job": job["job"], "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        reply["seconds"] = time.perf_counter() - t0
+        try:
+            out.write(json.dumps(reply) + "\n")
+            out.flush()
+        except OSError:  # the user's process is gone: keep building for the next one
+            out = open(os.devnull, "w")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
