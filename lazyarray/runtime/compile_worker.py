@@ -47,7 +47,8 @@ def main() -> int:
             out.write(json.dumps(reply) + "\n")
             out.flush()
         except OSError:  # the user's process is gone: keep building for the next one
-            out = open(os.devnull, "w")
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # (what is left in the buffer too)
+            out = sys.stdout = open(os.devnull, "w")
     return 0
 
 
