@@ -2,7 +2,8 @@
 peers that are installed) on real workloads, side by side (see docs/benchmarks.md).
 
     python -m lazyarray [bench] [--quick] [--json FILE] ...   the side-by-side runner
-    python -m lazyarray cache [info|clear]                    the on-disk kernel cache
+    python -m lazyarray bench --cold [--workloads W1,...]     first runs in fresh processes
+    python -m lazyarray cache [info|list|clear]               the on-disk kernel cache
     python -m lazyarray coverage [--markdown FILE]            native vs fallback NumPy names
     python -m lazyarray replay DIR [--backend cpu|numpy]      re-run a LAZYARRAY_DUMP_DIR snapshot
     python -m lazyarray bench --backend cuda [--quick] [--tests] the CUDA backend on a GPU
@@ -28,11 +29,19 @@ def main(args: list[str]) -> int:
             diskcache.clear()
             print("cleared", diskcache.base_dir())
             return 0
+        if args[1:] == ["list"]:
+            for row in diskcache.kernels():
+                print(json.dumps(row))
+            return 0
         if args[1:] not in ([], ["info"]):
-            print("usage: python -m lazyarray cache [info|clear]", file=sys.stderr)
+            print("usage: python -m lazyarray cache [info|list|clear]", file=sys.stderr)
             return 2
         print(json.dumps(diskcache.info(), indent=2))
         return 0
+    if args[:2] == ["bench", "--cold"] or args[:1] == ["--cold"]:
+        from lazyarray.tools.cold import main as cold
+
+        return cold(args[2:] if args[:1] == ["bench"] else args[1:])
     if args[:1] == ["bench"] and args[1:3] == ["--backend", "cuda"]:
         return cuda_check(args[3:])
     return showcase(args[1:] if args[:1] == ["bench"] else args)

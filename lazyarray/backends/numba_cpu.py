@@ -12,6 +12,7 @@ else damaged is never loaded -- the kernel's entries are removed, rebuilt and co
 from __future__ import annotations
 
 import contextlib
+import copy
 import glob
 import hashlib
 import importlib.util
@@ -36,6 +37,39 @@ import lazyarray.backends.numba_scalar as _h
 
 """
 _lock = threading.Lock()
+
+
+class _ScopeSharingCopy:
+    """The `copy` module as Numba's parfor pass sees it, except that a deep copy of one IR
+    assignment shares the function's scope instead of copying it.
+
+    Finding a parallel loop's reductions (`numba.parfors.parfor.get_parfor_reductions`)
+    deep-copies every statement that feeds a reduction variable; each copy of a variable
+    deep-copies its scope, i.e. every variable of the function, so the search is quadratic
+    in the loop body's size. A kernel's floating-point check (`nfo = max(nfo, ...)`) reads
+    most of the body: the vertical-mixing kernels spent 60% of a parallel compile there
+    (4-10 s a kernel, 2.5-5 s with the scope shared). The copies are only read, to find the
+    reduction operator, so sharing the scope changes nothing else.
+    """
+
+    def __getattr__(self, name):
+        return getattr(copy, name)
+
+    @staticmethod
+    def deepcopy(x, memo=None):
+        if memo is None and isinstance(x, numba.core.ir.Assign):
+            memo = {id(x.target.scope): x.target.scope}
+        return copy.deepcopy(x, memo)
+
+
+def _share_scopes_in_reduction_search() -> None:
+    from numba.parfors import parfor
+
+    if getattr(parfor, "copy", None) is copy:
+        parfor.copy = _ScopeSharingCopy()
+
+
+_share_scopes_in_reduction_search()
 
 
 def _write_atomic(path: str, text: str, replace: bool) -> bool:

@@ -169,13 +169,46 @@ def purge(path: str, key: str) -> None:
             pass
 
 
+def count_load(path: str, key: str, fn: int, sig: tuple) -> None:
+    """One more load of a specialization from disk: a byte appended to its marker (its size
+    is the hit count `kernels` reports)."""
+    try:
+        with open(built_marker(path, key, fn, sig), "ab") as f:
+            f.write(b".")
+    except OSError:
+        pass
+
+
+def kernels(path: str | None = None) -> list[dict]:
+    """Per cached kernel: its key, bytes on disk (source and Numba's files), the
+    specializations built into it, how many times a process loaded them, and when it was
+    last used (seconds since the epoch)."""
+    path = path or cache_dir()
+    rows = []
+    for f in sorted(kernel_files(path)):
+        name = os.path.basename(f)[:-3]
+        files = [f, *glob.glob(os.path.join(path, "__pycache__", glob.escape(name) + ".*"))]
+        marks = [g for g in files if g.endswith(".built")]
+        try:
+            rows.append({"key": name[len(PREFIX):],
+                         "bytes": sum(os.path.getsize(g) for g in files),
+                         "specializations": len(marks),
+                         "loads": sum(os.path.getsize(g) for g in marks),
+                         "last_used": max(os.stat(g).st_atime for g in files)})
+        except OSError:  # (evicted meanwhile by another process)
+            pass
+    return rows
+
+
 def info() -> dict:
     path = cache_dir()
-    files = kernel_files(path)
+    rows = kernels(path)
     size = 0
     for root, _, names in os.walk(path):
         size += sum(os.path.getsize(os.path.join(root, n)) for n in names)
-    return {"directory": path, "kernels": len(files), "bytes": size}
+    return {"directory": path, "kernels": len(rows), "bytes": size,
+            "specializations": sum(r["specializations"] for r in rows),
+            "loads": sum(r["loads"] for r in rows)}
 
 
 def clear() -> None:

@@ -253,6 +253,7 @@ def load_built(entry: KernelEntry, fn: int, sig: tuple) -> None:
     if origin:
         entry.compile_s += time.perf_counter() - t0
         entry.origin = "worker" if origin == "disk" and entry.worker_s else origin
+        diskcache.count_load(diskcache.cache_dir(), entry.key, fn, sig)
 
 
 def load_all(timeout: float | None = None) -> bool:

@@ -18,11 +18,12 @@ side and checks lazyarray's answers against NumPy's (docs/corpus.md).
 
 from lazyarray.tools.corpus import (covariance, floyd_warshall, forward_subst, gauss_seidel,
                                     gramschmidt, heat2d, imfilter, mc_option, mc_pi,
-                                    particles, shallow_water, syrk, thomas, vmix)
+                                    ocean_column, particles, shallow_water, syrk, thomas,
+                                    vmix)
 
 # The order of the table: array programs first, then the loop-heavy kernels.
 PROGRAMS = {m.__name__.rsplit(".", 1)[1]: m for m in (
-    heat2d, thomas, vmix, particles, imfilter, mc_option, mc_pi, shallow_water,
+    heat2d, thomas, vmix, ocean_column, particles, imfilter, mc_option, mc_pi, shallow_water,
     gramschmidt, gauss_seidel, forward_subst, syrk, floyd_warshall, covariance)}
 
 __all__ = ["PROGRAMS"]

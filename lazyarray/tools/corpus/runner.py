@@ -8,7 +8,9 @@ Run it as ``python -m lazyarray.tools.corpus``::
 
 For each program and size, in one process: the inputs are made once (NumPy arrays); NumPy
 runs the program first (its answer is the reference); lazyarray's first run is timed on
-its own (it builds the graphs and compiles what the kernel cache does not hold yet); then
+its own (it builds the graphs and runs on the interpreter what the kernel cache does not
+hold yet, while a worker process compiles it; `lazyarray.wait_compiles` then waits for
+those kernels and loads them); then
 NumPy and lazyarray run alternately, the one to start swapping every repeat, and the
 medians of these warm runs are reported. Every lazyarray run ends with ``numpy.asarray``
 of each output, so the work really happens. The answers of the first and the last
@@ -205,6 +207,7 @@ def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT) -> Row:
     row.first_compiles = None if c0 is None or c1 is None else c1 - c0
     problem = compare(got, ref)
     del got
+    lazyarray.wait_compiles(limit)  # the warm runs: with the kernels the worker built, loaded
 
     samples: dict[str, list[float]] = {"numpy": [], "lazyarray": []}
     fns = {"numpy": with_numpy, "lazyarray": with_lazyarray}
