@@ -82,3 +82,22 @@ def test_runner_prints_the_table(capsys):
     assert status == 0, out
     assert "heat2d" in out and "floyd_warshall" in out and "geometric mean" in out
     assert runner.main(["--programs", "nope"]) == 2
+
+
+@pytest.mark.slow
+def test_ocean_column_at_a_new_size_compiles_nothing():
+    """The first-run script of the corpus at 100^3 after 40^3: every kernel is keyed by
+    structure, not size (the tiers and launch variants are the same at both sizes)."""
+    module = PROGRAMS["ocean_column"]
+    with lazyarray.options(compile="now"):
+        for shape, compiles in (((40, 40, 40), None), ((100, 100, 100), 0)):
+            inputs = module.make({"shape": shape, "steps": 1}, 0)
+            before = lazyarray.cache_info()
+            got = [numpy.asarray(v) for v in module.run(lazyarray, *inputs)]
+            want = module.run(numpy, *inputs)
+            after = lazyarray.cache_info()
+            for g, w in zip(got, want):
+                numpy.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+            if compiles is not None:
+                assert after["compiles"] - before["compiles"] == compiles
+                assert after["misses"] - before["misses"] == 0
