@@ -69,6 +69,7 @@ class Job:
 
 _lock = threading.Lock()
 _proc: subprocess.Popen | None = None
+_owner = [0]  # the process that started `_proc` (a forked child starts its own worker)
 _jobs: dict[int, Job] = {}  # job number -> job in flight
 _count = [0]
 
@@ -133,8 +134,9 @@ def submit(key: str, source: str, path: str, fn: str, sig: tuple) -> Job:
         line = json.dumps({"job": n, "key": key, "source": source, "path": path, "fn": fn,
                            "sig": sig}) + "\n"
         try:
-            if _proc is None or _proc.poll() is not None:
+            if _proc is None or _owner[0] != os.getpid() or _proc.poll() is not None:
                 _proc = _start(os.path.dirname(path))
+                _owner[0] = os.getpid()
             _proc.stdin.write(line.encode())
             _proc.stdin.flush()
         except OSError as exc:  # no worker (a full process table, a broken pipe)
@@ -162,3 +164,21 @@ def wait(timeout: float | None = None) -> bool:
 def in_flight() -> int:
     with _lock:
         return len(_jobs)
+
+
+def _forked() -> None:
+    """In a forked child: the parent's worker answers the parent only. The jobs in flight
+    count as failed here (their kernels are then loaded, or built, by this process), and
+    the next job starts this process's own worker."""
+    global _proc, _lock
+    _lock = threading.Lock()
+    _proc = None
+    left = list(_jobs.values())
+    _jobs.clear()
+    for job in left:
+        job.error = "the compile worker belongs to the parent process"
+        job.done.set()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
