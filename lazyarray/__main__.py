@@ -15,6 +15,7 @@ import sys
 from lazyarray._coverage import main as coverage
 from lazyarray.replay import main as replay
 from lazyarray.runtime import diskcache
+from lazyarray.tools.cold import main as cold
 from lazyarray.tools.cuda_check import main as cuda_check
 from lazyarray.tools.showcase import main as showcase
 
@@ -39,8 +40,6 @@ def main(args: list[str]) -> int:
         print(json.dumps(diskcache.info(), indent=2))
         return 0
     if args[:2] == ["bench", "--cold"] or args[:1] == ["--cold"]:
-        from lazyarray.tools.cold import main as cold
-
         return cold(args[2:] if args[:1] == ["bench"] else args[1:])
     if args[:1] == ["bench"] and args[1:3] == ["--backend", "cuda"]:
         return cuda_check(args[3:])

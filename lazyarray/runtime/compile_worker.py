@@ -13,11 +13,11 @@ import os
 import sys
 import time
 
+from lazyarray.backends import numba_cpu  # (this process exists to run Numba)
+from lazyarray.runtime import diskcache
+
 
 def build(job: dict, modules: dict) -> None:
-    from lazyarray.backends import numba_cpu
-    from lazyarray.runtime import diskcache
-
     kernel = modules.get(job["key"])
     if kernel is None:
         kernel = modules[job["key"]] = numba_cpu.compile_kernel(job["key"], job["source"],

@@ -23,6 +23,8 @@ import sys
 import tempfile
 import textwrap
 
+from lazyarray.tools.workloads import WORKLOADS
+
 ENGINES = ("numpy", "lazyarray", "lazyarray-now", "jax", "numba")
 
 CHILD = textwrap.dedent("""
@@ -88,8 +90,6 @@ def cold_run(name: str, size: int, engine: str, timeout: float = 600) -> dict:
 def cold_table(names: list[str], size_pick: str, engines: tuple[str, ...],
                repeat: int) -> list[dict]:
     """Rows {workload, size, engine: median cold seconds or an error}."""
-    from lazyarray.tools.workloads import WORKLOADS
-
     rows = []
     for name in names:
         wl = WORKLOADS[name]
@@ -121,8 +121,6 @@ def render(rows: list[dict], engines: tuple[str, ...]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lazyarray.tools.workloads import WORKLOADS
-
     p = argparse.ArgumentParser(prog="python -m lazyarray.tools.cold", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workloads", default=",".join(WORKLOADS))
