@@ -185,7 +185,11 @@ def build_kernel(entry: KernelEntry, launch: Launch, args: list, path: str) -> N
     entry.kernel = kernel
 
 
-FIRST_LOAD_S = 0.5  # measured: importing Numba and readying its CPU target, ~0.5-0.7 s
+# what loading the first kernels costs a process: importing Numba (~0.35 s here), readying its
+# CPU target (~0.4 s), each kernel's machine code (~30-70 ms), on a thread that shares the
+# GIL with the program (a 64^3 ocean column's first run took 1.6 s with the loads, 0.8 s
+# without: asv_bench/tools/first_run.py)
+FIRST_LOAD_S = 1.0
 _rent = [0.0, False]  # (interpreter seconds spent waiting for kernels, first load paid for)
 
 
