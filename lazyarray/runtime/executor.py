@@ -26,7 +26,7 @@ from lazyarray.runtime.buffers import (PREPARED_COMPUTATIONS, covering_updates, 
                                        writable, write_kind)
 from lazyarray.runtime.dispatch import PARALLEL_MIN_AFTER_BLAS
 from lazyarray.runtime.kernels import (KernelEntry, KernelRecord, Trace, build_kernel,
-                                       built_elsewhere, pay,
+                                       built_elsewhere, interpret_only, pay,
                                        is_cached, kernel_entry, nearest_difference,
                                        recheck_flags, regenerated, run_kernel, value_error)
 from lazyarray.runtime.launches import (PREPARED_LAYOUTS, launch_prepared, layout_key, prepare,
@@ -58,6 +58,8 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
     update then writes in place only when its value reads nothing of the written region (a
     flagged launch re-reads its operands)."""
     comp: Module = ins.value
+    if not dry and compile_mode() == "background" and interpret_only(comp):
+        return _interpret_unplanned(ins, operands, trace, donors, fresh)
     if ins.attr("kind") == "update":
         return _run_update(ins, operands, trace, dry, serial, donors, fresh, exact)
     in_place = bool(donors) and ins.attr("kind") == "loop"
@@ -212,6 +214,41 @@ def _interpret(comp: Module, operands: list, store=None) -> list:
     strided_view(out.reshape(-1), root.attr("offset"), value.shape, root.attr("strides"))[
         ...] = value
     return [out]
+
+
+def _interpret_unplanned(ins: Instr, operands: list, trace: Trace | None, donors: tuple,
+                         fresh: bool) -> list:
+    """A fusion no kernel can run yet (`kernels.interpret_only`), interpreted without the
+    planning a launch needs: an update stores its value into the old version's buffer when
+    that version is dead (`donors`), whatever the value reads (it is computed whole before
+    the store), else into a copy."""
+    comp: Module = ins.value
+    if trace is not None:
+        trace.kernels.append(KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"), "",
+                                          "compiling", None, comp, ins.attr("reason", "")))
+    stats.bump("background_interpreted")
+    t0 = time.perf_counter()
+    try:
+        if ins.attr("kind") != "update":
+            return interpret(comp, operands, report=True)
+        root = comp.instrs[comp.outputs[0]]
+        k = comp.instrs[root.operands[0]].attr("index")
+        base, inplace = operands[k], k in donors
+        if trace is not None:
+            trace.updates.append(write_kind(inplace, fresh and not inplace))
+            trace.write_reasons.append("in place" if inplace else why_copied(False, False))
+        stats.bump("updates_fused")
+        stats.bump(write_count(inplace, base))
+        if inplace:
+            out = writable(base)
+        else:
+            out = pool.empty(base.shape, base.dtype)
+            if not fresh:
+                copy_outside(out, base, root.attr("offset"), comp.instrs[root.operands[1]].shape,
+                             root.attr("strides"))
+        return _interpret(comp, operands, (out, None))
+    finally:
+        pay(time.perf_counter() - t0)
 
 
 def compile_mode() -> str:

@@ -206,6 +206,17 @@ def _may_load() -> bool:
     return _rent[1] or "numba" in sys.modules
 
 
+_asked: set = set()  # masked texts of the fusions whose kernels were asked for (`interpret_only`)
+
+
+def interpret_only(comp: Module) -> bool:
+    """compile="background": may this fusion skip planning and run on the interpreter? While
+    no kernel may be loaded yet (`_may_load`), once its kernel was asked for: planning a
+    launch (layouts, the version rule's hazards, the kernel's key) would cost more than the
+    interpreted work of a small fusion, and nothing could launch it anyway."""
+    return not _may_load() and _masked_text(comp) in _asked
+
+
 def built_elsewhere(entry: KernelEntry, launch: Launch, args: list, serial_only: bool,
                     in_place: bool) -> bool:
     """compile="background": may this launch run its kernel now? True once the
@@ -224,6 +235,8 @@ def built_elsewhere(entry: KernelEntry, launch: Launch, args: list, serial_only:
         return True
     state = entry.jobs.get(want)
     if state is None:
+        with cache_lock:
+            _asked.update(k[0] for k, e in cache.items() if e is entry)
         if not os.path.exists(diskcache.built_marker(diskcache.cache_dir(), entry.key, fn,
                                                      sig)):
             entry.jobs[want] = compile_service.submit(
