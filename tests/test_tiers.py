@@ -209,3 +209,45 @@ def test_describe_is_what_numba_types():
     assert numba_cpu.numba_signature(sig) == tuple(numba.typeof(v) for v in args)
     assert compile_service.describe([object()]) is None
     assert kernels.FIRST_LOAD_S > 0
+
+
+@pytest.fixture
+def before_numba(tiered, monkeypatch):
+    """The default tier as a process that has not loaded Numba sees it: no kernel may be
+    loaded, so fusions whose kernels were asked for run unplanned on the interpreter
+    (`kernels.interpret_only`, `executor._interpret_unplanned`)."""
+    monkeypatch.setattr(kernels, "_may_load", lambda: False)
+    yield
+
+
+def test_unplanned_updates_write_in_place_and_match_numpy(before_numba):
+    r = np.random.default_rng(2)
+    shape = (16, 12, 9)
+    a, c, d = (r.uniform(-1, 1, shape) for _ in range(3))
+    b = 4 + r.uniform(0, 1, shape)
+    want = thomas(np, a, b, c, d)
+    for attempt in range(2):  # the first asks for the kernels; the second runs unplanned
+        before = la.cache_info()
+        got = np.asarray(thomas(la, *map(la.asarray, (a, b, c, d))))
+        after = la.cache_info()
+        assert got.tobytes() == want.tobytes()
+    count = {k: after[k] - before[k] for k in ("updates_copied", "updates_in_place",
+                                                "kernels_launched", "background_jobs")}
+    assert count == {"updates_copied": 0, "updates_in_place": 3 * 9 - 3,
+                     "kernels_launched": 0, "background_jobs": 0}
+    assert {k.status for k in la.explain().kernels} == {"compiling"}
+
+
+def test_unplanned_programs_match_numpy(before_numba):
+    """Random programs (views of views, writes while expressions are pending, forcing in
+    random orders) on the unplanned interpreter path: every observation equals NumPy's."""
+    from hypothesis import given, settings
+
+    from fuzz_programs import check_program, programs
+
+    @settings(max_examples=max(5, settings().max_examples))
+    @given(programs("mid"))
+    def matches(program):
+        check_program(program, la)
+
+    matches()
