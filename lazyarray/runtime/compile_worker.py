@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
+import threading
 import time
 
-from lazyarray.backends import numba_cpu  # (this process exists to run Numba)
 from lazyarray.runtime import diskcache
 
 
 def build(job: dict, modules: dict) -> None:
+    # (imported here, after the reader thread started: jobs are read while Numba loads)
+    from lazyarray.backends import numba_cpu
+
     kernel = modules.get(job["key"])
     if kernel is None:
         kernel = modules[job["key"]] = numba_cpu.compile_kernel(job["key"], job["source"],
@@ -27,14 +31,25 @@ def build(job: dict, modules: dict) -> None:
     diskcache.mark_built(job["path"], job["key"], int(fn), tuple(map(tuple, job["sig"])))
 
 
+def _read(jobs: queue.Queue) -> None:
+    """Every job line as soon as it arrives: the sender's pipe never fills (a writer
+    blocked on a full pipe would be the user's program), and the jobs of a user's process
+    that exits are all here already."""
+    for line in sys.stdin:
+        jobs.put(line)
+    jobs.put(None)
+
+
 def main() -> int:
     try:
         os.nice(10)  # the user's process first
     except (AttributeError, OSError):
         pass
+    jobs: queue.Queue = queue.Queue()
+    threading.Thread(target=_read, args=(jobs,), daemon=True).start()
     modules: dict = {}
     out = sys.stdout
-    for line in sys.stdin:
+    while (line := jobs.get()) is not None:
         job = json.loads(line)
         t0 = time.perf_counter()
         reply = {"job": job["job"], "ok": True}
