@@ -3,7 +3,7 @@ from its standard input, builds each kernel's specialization into the disk cache
 `cache=True`, sealed as every build is: `numba_cpu._seal`) and answers one JSON line per job.
 
 It exits when its input ends, after the jobs already sent: a user's process that exits first
-still gets its kernels onto the disk for the next run.
+still gets its kernels onto the disk for the next run (for LEFTOVER_S seconds at most).
 """
 
 from __future__ import annotations
@@ -31,12 +31,17 @@ def build(job: dict, modules: dict) -> None:
     diskcache.mark_built(job["path"], job["key"], int(fn), tuple(map(tuple, job["sig"])))
 
 
+LEFTOVER_S = 600.0  # seconds the worker goes on building after its user's process exited
+_orphaned = [0.0]  # when the input ended (0: not yet)
+
+
 def _read(jobs: queue.Queue) -> None:
     """Every job line as soon as it arrives: the sender's pipe never fills (a writer
     blocked on a full pipe would be the user's program), and the jobs of a user's process
     that exits are all here already."""
     for line in sys.stdin:
         jobs.put(line)
+    _orphaned[0] = time.monotonic()
     jobs.put(None)
 
 
@@ -50,6 +55,8 @@ def main() -> int:
     modules: dict = {}
     out = sys.stdout
     while (line := jobs.get()) is not None:
+        if _orphaned[0] and time.monotonic() - _orphaned[0] > LEFTOVER_S:
+            break  # (a program that asked for hundreds of kernels: not all night long)
         job = json.loads(line)
         t0 = time.perf_counter()
         reply = {"job": job["job"], "ok": True}
