@@ -18,6 +18,7 @@ import pytest
 
 import lazyarray as la
 from lazyarray.runtime import compile_service, kernels
+from test_slice_updates import thomas
 
 PROGRAM = textwrap.dedent("""
     import json, sys
@@ -115,21 +116,6 @@ def test_a_long_program_switches_to_the_kernel_on_its_own(tmp_path):
     info = r["info"]
     assert r["same"] and r["numba"] and info["kernels_launched"] >= 1
     assert info["background_interpreted"] == r["runs"] - 1 and info["compiles"] == 0
-
-
-def thomas(xp, a, b, c, d):
-    nz = a.shape[-1]
-    cp, dp, x = xp.zeros_like(a), xp.zeros_like(a), xp.zeros_like(a)
-    cp[..., 0] = c[..., 0] / b[..., 0]
-    dp[..., 0] = d[..., 0] / b[..., 0]
-    for k in range(1, nz):
-        denom = b[..., k] - a[..., k] * cp[..., k - 1]
-        cp[..., k] = c[..., k] / denom
-        dp[..., k] = (d[..., k] - a[..., k] * dp[..., k - 1]) / denom
-    x[..., -1] = dp[..., -1]
-    for k in range(nz - 2, -1, -1):
-        x[..., k] = dp[..., k] - cp[..., k] * x[..., k + 1]
-    return x
 
 
 @pytest.fixture
