@@ -182,3 +182,11 @@ def _quiet_numpy():
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         yield
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The compile worker of this test process (tiered tests started it) does not go on
+    building their kernels after the tests end."""
+    from lazyarray.runtime import compile_service
+
+    compile_service.stop()

@@ -182,3 +182,14 @@ def _forked() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
+
+
+def stop() -> None:
+    """Stop this process's worker now, its queue unfinished (the test suite's end: the
+    kernels its tiered tests asked for are not wanted on disk)."""
+    global _proc
+    with _lock:
+        proc, _proc = _proc, None
+    if proc is not None and _owner[0] == os.getpid() and proc.poll() is None:
+        proc.kill()
+        proc.wait()
