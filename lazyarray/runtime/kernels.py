@@ -108,6 +108,7 @@ cache_lock = threading.Lock()
 def cache_clear() -> None:
     with cache_lock:
         cache.clear()
+        _asked.clear()
 
 
 _masked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
