@@ -189,19 +189,26 @@ def new_version(comp: Module, launch: Launch, base: np.ndarray, inplace: bool,
                 fresh: bool = False):
     """(the new version's buffer, the region of it the kernel stores into, canonical);
     `fresh`: the rest of a new buffer is written later (`covering_updates`): not copied."""
-    root = comp.instrs[comp.outputs[0]]
-    if inplace:
-        out = writable(base)
-    else:
-        out = pool.empty(base.shape, base.dtype)
-        if not fresh:
-            copy_outside(out, base, root.attr("offset"),
-                         comp.instrs[root.operands[1]].shape, root.attr("strides"))
+    out = version_buffer(comp, base, inplace, fresh)
     offset, st = launch.region
     if launch.spec.flat_store:  # from the region's first element to its last
         return out, out.reshape(-1)[offset:offset + span(launch.sizes, st)]
     view = strided_view(out.reshape(-1), offset, launch.sizes or (1,), st or (1,))
     return out, view
+
+
+def version_buffer(comp: Module, base: np.ndarray, inplace: bool, fresh: bool = False):
+    """The buffer an update fusion's new version lives in: the old version's own (`inplace`),
+    else a new one holding the old values outside the written region (left unfilled there
+    when `fresh`)."""
+    if inplace:
+        return writable(base)
+    root = comp.instrs[comp.outputs[0]]
+    out = pool.empty(base.shape, base.dtype)
+    if not fresh:
+        copy_outside(out, base, root.attr("offset"), comp.instrs[root.operands[1]].shape,
+                     root.attr("strides"))
+    return out
 
 
 def owes_exact_warnings(comp: Module) -> bool:

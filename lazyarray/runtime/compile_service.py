@@ -161,10 +161,6 @@ def wait(timeout: float | None = None) -> bool:
             return False
 
 
-def in_flight() -> int:
-    with _lock:
-        return len(_jobs)
-
 
 def _forked() -> None:
     """In a forked child: the parent's worker answers the parent only. The jobs in flight

@@ -22,8 +22,8 @@ from lazyarray.ops import library
 from lazyarray.runtime import background, blas, diskcache, pool
 from lazyarray.runtime.buffers import (PREPARED_COMPUTATIONS, covering_updates, donatable,
                                        donate, donor_candidates, gathered, hazard, kernel_args,
-                                       new_version, owes_exact_warnings, uses, why_copied,
-                                       writable, write_kind)
+                                       new_version, owes_exact_warnings, uses,
+                                       version_buffer, why_copied, writable, write_kind)
 from lazyarray.runtime.dispatch import PARALLEL_MIN_AFTER_BLAS
 from lazyarray.runtime.kernels import (KernelEntry, KernelRecord, Trace, build_kernel,
                                        built_elsewhere, interpret_only, pay,
@@ -156,13 +156,13 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             stats.bump("background_interpreted")
             return _interpret(comp, operands)
     elif mode == "background" and not built_elsewhere(
-            entry, launch, [*head, *launch.arrays, *tail], serial, bool(donors)):
+            entry, comp, launch, [*head, *launch.arrays, *tail], serial, bool(donors)):
         stats.bump("background_interpreted")  # the worker process builds it meanwhile
         if record is not None:
             record.status, record.compiled = "compiling", False
         t0 = time.perf_counter()
         try:
-            return _interpret(comp, operands, store)
+            return _interpret(comp, operands, None if store is None else store[0])
         finally:
             pay(time.perf_counter() - t0)
     fresh = [(a.shape, a.flat[0], a.dtype) for a in head[len(results):]]  # partials' inits
@@ -201,16 +201,15 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             return _interpret(comp, operands)
 
 
-def _interpret(comp: Module, operands: list, store=None) -> list:
+def _interpret(comp: Module, operands: list, out: np.ndarray | None = None) -> list:
     """The interpreter in place of a kernel, reporting floating-point warnings as NumPy would.
-    `store`: an update's new version (`buffers.new_version`): the written value is computed,
-    then stored into its region of that buffer, as the kernel would (in place when it is
-    the old version's: no copy of the whole array)."""
-    if store is None:
+    `out`: an update's new version's buffer (`buffers.version_buffer`): the written value is
+    computed, then stored into its region of that buffer, as the kernel would (in place when
+    it is the old version's: no copy of the whole array)."""
+    if out is None:
         return interpret(comp, operands, report=True)
     root = comp.instrs[comp.outputs[0]]
     (value,) = interpret(comp, operands, report=True, outputs=(root.operands[1],))
-    out = store[0]
     strided_view(out.reshape(-1), root.attr("offset"), value.shape, root.attr("strides"))[
         ...] = value
     return [out]
@@ -239,14 +238,7 @@ def _interpret_unplanned(ins: Instr, operands: list, trace: Trace | None, donors
             trace.write_reasons.append("in place" if inplace else why_copied(False, False))
         stats.bump("updates_fused")
         stats.bump(write_count(inplace, base))
-        if inplace:
-            out = writable(base)
-        else:
-            out = pool.empty(base.shape, base.dtype)
-            if not fresh:
-                copy_outside(out, base, root.attr("offset"), comp.instrs[root.operands[1]].shape,
-                             root.attr("strides"))
-        return _interpret(comp, operands, (out, None))
+        return _interpret(comp, operands, version_buffer(comp, base, inplace, fresh))
     finally:
         pay(time.perf_counter() - t0)
 

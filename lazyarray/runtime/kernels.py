@@ -218,8 +218,8 @@ def interpret_only(comp: Module) -> bool:
     return not _may_load() and _masked_text(comp) in _asked
 
 
-def built_elsewhere(entry: KernelEntry, launch: Launch, args: list, serial_only: bool,
-                    in_place: bool) -> bool:
+def built_elsewhere(entry: KernelEntry, comp: Module, launch: Launch, args: list,
+                    serial_only: bool, in_place: bool) -> bool:
     """compile="background": may this launch run its kernel now? True once the
     specialization it needs is loaded in this process; otherwise False: interpret meanwhile.
 
@@ -236,8 +236,7 @@ def built_elsewhere(entry: KernelEntry, launch: Launch, args: list, serial_only:
         return True
     state = entry.jobs.get(want)
     if state is None:
-        with cache_lock:
-            _asked.update(k[0] for k, e in cache.items() if e is entry)
+        _asked.add(_masked_text(comp))
         if not os.path.exists(diskcache.built_marker(diskcache.cache_dir(), entry.key, fn,
                                                      sig)):
             entry.jobs[want] = compile_service.submit(
@@ -293,14 +292,9 @@ def load_all(timeout: float | None = None) -> bool:
                 load_built(entry, *want)
             except Exception as exc:  # noqa: BLE001 - the launch builds it, and says why
                 log.warning("lazyarray: loading kernel %s failed: %s", entry.key, exc)
-            entry.jobs[want] = background.Job(None, ())
-            entry.jobs[want].done.set()
+            entry.ready.add(want)
+            del entry.jobs[want]
     return True
-
-
-def compiling(entry: KernelEntry) -> bool:
-    """Is one of the entry's specializations being built or loaded (or waiting to load)?"""
-    return any(job == "built" or not job.done.is_set() for job in entry.jobs.values())
 
 
 _compile_lock = threading.Lock()  # threads launching one new kernel build it once
