@@ -482,6 +482,12 @@ def _small_broadcast(values) -> bool:
     return math.prod(shape) < _options().eager_limit
 
 
+def _same_place(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do two views of one storage's fake base select the same elements, in the same order?"""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
 def small_value(a: Array) -> np.ndarray | None:
     """The computed host value of `a` if it is a whole (non-view) storage below the eager
     tier's size, else None. This is the hot check of every operator on tiny arrays."""
@@ -1860,6 +1866,8 @@ class Array:
             return self._write_part(key, value)
         if (self._val is not None or not self._chain) and self._small_write(key, value):
             return None
+        if self._val is None and self._region_write(key, value):
+            return None
         layout = self._layout()
         if not layout.flags.writeable:
             raise ValueError("assignment destination is read-only")
@@ -1922,6 +1930,43 @@ class Array:
             if not v.flags.writeable:  # read-only again once `Node.value` hands it out
                 v.flags.writeable = True
         v[key] = value
+        return True
+
+    def _region_write(self, key, value) -> bool:
+        """The eager tier's write into a tiny region of a computed array of any size: NumPy's
+        own setitem, in place, when the array's current version is seen by nothing else (no
+        pending expression, queued evaluation or NumPy caller: `version_is_dead`) and the value
+        is computed. A loop that updates one row segment or element per iteration
+        (`c[i, :i + 1] *= beta`) then costs NumPy's write, not a pending update of the whole
+        buffer. False (nothing done) when that does not hold."""
+        st = self._st
+        if st is None or st.perm is not None or _JIT_TRACING() is not None \
+                or _options().backend == "cuda" or not _is_basic(key):
+            return False
+        layout = self._layout()
+        if not layout.flags.writeable:
+            return False
+        target = layout[_normalize_key(key)]
+        if type(value) is Array:
+            if value._st is st and value._val is None and _same_place(value._layout(), target):
+                return True  # `a[k] = a[k]`, as `a[k] *= 2` ends: NumPy writes what is there
+            value = value._val if value._val is not None else small_value(value)
+            if value is None:
+                return False
+        elif not isinstance(value, (np.ndarray, np.generic, float, int, complex)):
+            return False
+        if target.size >= _options().eager_limit or target.size == 0:
+            return False
+        self._vnode = None  # (this view's own memo of the version is no reader of it)
+        node = st.node
+        v = node._host
+        if v is None or node.op != "buffer" or not version_is_dead(node, v):
+            return False
+        if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
+            v.flags.writeable = True
+        offset, strides = st.region(target)
+        strided_view(v.reshape(-1), offset, target.shape, strides)[...] = value
+        stats.eager_write()
         return True
 
     def _tiny_and_computed(self) -> bool:

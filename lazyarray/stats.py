@@ -8,7 +8,7 @@ import threading
 _lock = threading.Lock()
 _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damaged", "kernels_launched", "interpreter_runs",
            "fallbacks", "materializations", "updates_in_place", "updates_copied", "updates_filled", "updates_fused", "library_calls", "eager_ops",
-           "jit_traces", "jit_replays", "background_interpreted", "gathered",
+           "eager_writes", "jit_traces", "jit_replays", "background_interpreted", "gathered",
            # compile="background": worker processes started, specializations sent to them
            "workers_started", "background_jobs",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",
@@ -25,11 +25,12 @@ counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 # The counters of hot paths are C-level counters: `eager_op()` costs a third of a locked
 # dictionary increment, which is a tenth of what a tiny operation costs (tiny-array chains); a
 # replay of a large trace bumps four of them.
-_FAST = ("eager_ops", "trace_kernel_runs", "hits", "kernels_launched", "materializations",
+_FAST = ("eager_ops", "eager_writes", "trace_kernel_runs", "hits", "kernels_launched", "materializations",
          "trace_replays", "plan_hits")
 _fast = {name: itertools.count() for name in _FAST}
 _base = dict.fromkeys(_FAST, 0)  # each counter's value at the last reset
 eager_op = _fast["eager_ops"].__next__  # counts one eager-tier operation
+eager_write = _fast["eager_writes"].__next__  # one NumPy setitem into a computed array's region
 trace_kernel_run = _fast["trace_kernel_runs"].__next__  # one run of a trace's kernel
 hit = _fast["hits"].__next__
 kernel_launched = _fast["kernels_launched"].__next__

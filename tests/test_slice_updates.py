@@ -147,3 +147,89 @@ def test_updates_in_place_under_warn_give_numpys_warnings():
     assert got.tobytes() == want.tobytes()
     assert warned == want_warned and want_warned
     assert after["updates_in_place"] - before["updates_in_place"] >= 7
+
+
+def test_self_reading_update_runs_in_place_and_warns_as_numpy():
+    """`x[r] *= s` reads the very elements it writes: in place under NumPy's default error
+    state too (the region's old values are kept aside, not the buffer copied); a launch
+    that flags re-reads them and warns exactly as NumPy does, values NumPy's."""
+    base = np.linspace(1.0, 2.0, 90_000).reshape(300, 300)
+    base[7, 40] = 1e300
+    for scale, warns in ((3.0, set()), (1e10, {"overflow encountered in multiply"})):
+        with np.errstate(over="warn", under="ignore"):
+            want, want_warned = _self_reading(np, base, scale)
+        with la.options(eager_threshold=0), np.errstate(over="warn", under="ignore"):
+            before = la.cache_info()
+            got, warned = _self_reading(la, base, scale)
+            after = la.cache_info()
+        assert got.tobytes() == want.tobytes()
+        assert warned == want_warned == warns
+        assert after["updates_copied"] - before["updates_copied"] == 0
+        assert after["updates_in_place"] - before["updates_in_place"] >= 2
+        assert (after["fp_rechecks"] - before["fp_rechecks"] > 0) == bool(warns)
+
+
+def _self_reading(xp, base, scale):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x = xp.asarray(base) * 1.0
+        x[:, 10:200] *= scale
+        x[5:, :] += x[5:, :] * 0.5
+        out = np.asarray(x)
+    return out, {str(w.message) for w in caught}
+
+
+def syrk_rows(xp, c, a, alpha=1.5, beta=1.2):
+    """PolyBench's syrk with loops over rows and over k: one row segment written per step."""
+    c = xp.array(c)
+    n, m = a.shape
+    for i in range(n):
+        c[i, :i + 1] *= beta
+        for k in range(m):
+            c[i, :i + 1] += alpha * a[i, k] * a[:i + 1, k]
+    return c
+
+
+def test_row_segment_loop_writes_numpys_way_into_the_buffer():
+    """A loop writing one small row segment per step into a computed 64K array runs NumPy's
+    setitem into the array's own buffer (`eager_writes`), no pending update, no kernel;
+    values bit for bit NumPy's."""
+    r = np.random.default_rng(1)
+    c, a = r.random((256, 256)), r.random((256, 4))
+    want = syrk_rows(np, c, a)
+    before = la.cache_info()
+    got = syrk_rows(la, c, la.asarray(a))
+    assert got._st.node.op == "buffer"  # nothing pending
+    after = la.cache_info()
+    assert np.asarray(got).tobytes() == want.tobytes()
+    assert after["eager_writes"] - before["eager_writes"] == 256 * 5
+    assert after["kernels_launched"] - before["kernels_launched"] == 0
+    assert after["updates_fused"] - before["updates_fused"] == 0
+
+
+def test_region_write_keeps_what_earlier_readers_read():
+    """A small write into a computed array goes in place only when nothing else sees the
+    version it replaces: a pending expression, a view's pending expression, a NumPy array
+    handed out keep the old values, as in NumPy's order of operations."""
+    base = np.arange(40_000.0).reshape(200, 200)
+    x, xn = la.array(base), base.copy()
+    pending = x * 2.0  # reads the version before the write
+    row = x[3]
+    pending_row = row[:5] + 1.0
+    x[3, :5] = -1.0
+    xn_pending, xn_row = xn * 2.0, xn[3, :5] + 1.0
+    xn[3, :5] = -1.0
+    assert np.array_equal(np.asarray(pending), xn_pending)
+    assert np.array_equal(np.asarray(pending_row), xn_row)
+    assert np.array_equal(np.asarray(row[:6]), xn[3, :6])  # the view sees the write
+    held = np.asarray(x)  # (a read-only NumPy view of the current version)
+    copy_before = held.copy()
+    x[4, :3] = 7.0
+    assert np.array_equal(held, copy_before)
+    xn[4, :3] = 7.0
+    assert np.array_equal(np.asarray(x), xn)
+    x[5, :4] = x[5, :4]  # NumPy writes what is there
+    x[6, 1:5] = x[6, :4]  # overlapping: NumPy reads before it writes
+    xn[6, 1:5] = xn[6, :4]
+    assert np.array_equal(np.asarray(x), xn)

@@ -161,9 +161,9 @@ def hazard(launch: Launch, base: np.ndarray, strict: bool = False) -> bool:
     column k - 1 is read, column k written); regions are compared exactly
     (`np.shares_memory`, within a bounded effort: beyond it, a hazard).
 
-    `strict`: any read of the written region is one, at the very element too (an update
+    `strict`: any read of the written region counts, at the very element too (an update
     that owes NumPy's exact warnings re-reads its operands after the store when it flagged:
-    they must still hold the values it read)."""
+    the executor then keeps the region's old values aside)."""
     offset, st = launch.region
     item = base.dtype.itemsize
     at = base.__array_interface__["data"][0] + offset * item
@@ -258,6 +258,18 @@ def donatable(m: Module, i: int, o: int, last_use: list[int], value: np.ndarray,
     if src.opcode == "parameter":
         return src.attr("index") in free
     return src.opcode != "constant" and value.flags.writeable
+
+
+def note_in_place(m: Module, older: dict, i: int, o: int, vals: list) -> None:
+    """After write i into operand o: when it wrote o's buffer (in place), version i shares
+    that buffer with o and with the versions o shared it with (`donatable` then counts their
+    later readers as readers of i's buffer). Versions nobody reads after i are dropped: a
+    loop of in-place writes keeps the list short, not one entry per iteration."""
+    new, old = vals[i], vals[o]
+    if isinstance(new, np.ndarray) and isinstance(old, np.ndarray) and \
+            new.__array_interface__["data"][0] == old.__array_interface__["data"][0]:
+        readers = _readers(m)
+        older[i] = tuple(v for v in (o, *older.get(o, ())) if readers.get(v, (-1,))[-1] > i)
 
 
 def _written_base(m: Module, ins) -> tuple[int, tuple, int, tuple] | None:
@@ -418,16 +430,13 @@ def uses(m: Module) -> tuple[list[int], list[list[int]]]:
     return known
 
 
-def why_copied(dead: bool, interpreted: bool, exact: bool = False) -> str:
+def why_copied(dead: bool, interpreted: bool) -> str:
     """explain()'s reason for a write that did not run in place (`hazard`, `donatable`)."""
     if not dead:
         return ("copied: the old version is still observable (an array, a view, a pending "
                 "expression or a later instruction reads it)")
     if interpreted:
         return "copied: run by the interpreter (no kernel, or an empty region)"
-    if exact:
-        return ("copied: the written value reads the written region, whose old values NumPy's "
-                "exact warnings may need (np.errstate warns; the kernel may flag)")
     return "copied: the written value reads the old buffer outside the written element"
 
 

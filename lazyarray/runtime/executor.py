@@ -22,7 +22,7 @@ from lazyarray.ops import library
 from lazyarray.runtime import background, blas, diskcache, pool
 from lazyarray.runtime.buffers import (PREPARED_COMPUTATIONS, covering_updates, donatable,
                                        donate, donor_candidates, gathered, hazard, kernel_args,
-                                       new_version, owes_exact_warnings, uses,
+                                       new_version, note_in_place, owes_exact_warnings, uses,
                                        version_buffer, why_copied, writable, write_kind)
 from lazyarray.runtime.dispatch import PARALLEL_MIN_AFTER_BLAS
 from lazyarray.runtime.kernels import (KernelEntry, KernelRecord, Trace, build_kernel,
@@ -55,8 +55,8 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
     `regen`: for donors of a fusion that owes NumPy's exact warnings, the operands of the
     matrix product each is the result of: a flagged launch computes them again for its
     recheck (`kernels.regenerated`). `exact`: the fusion owes NumPy's exact warnings: an
-    update then writes in place only when its value reads nothing of the written region (a
-    flagged launch re-reads its operands)."""
+    update written in place whose value reads the written region keeps the region's old
+    values aside for a flagged launch's recheck (O(region), never a copy of the buffer)."""
     comp: Module = ins.value
     if not dry and compile_mode() == "background" and interpret_only(comp):
         return _interpret_unplanned(ins, operands, trace, donors, fresh)
@@ -108,9 +108,12 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     entry, hit = kernel_entry(comp, launch)
     # the interpreter (codegen declined, or an empty region) returns a new array
     why = ("" if k in donors and entry.source is not None and not launch.empty
-           and not hazard(launch, base, exact) else why_copied(k in donors, entry.source is None
-                                                               or launch.empty, exact))
+           and not hazard(launch, base) else why_copied(k in donors, entry.source is None
+                                                        or launch.empty))
     inplace = not why
+    # owing exact warnings, an in-place update whose value reads its own region keeps the
+    # region's old values aside (O(region)): a flagged launch re-reads them (`_run_fusion`)
+    keep = inplace and exact and hazard(launch, base, True)
     fresh = fresh and not inplace
     record = None
     if trace is not None:
@@ -131,7 +134,8 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
         if entry.source is None or launch.empty:
             return _run_fusion(comp, operands, launch, entry, hit, None, serial)
         return _run_fusion(comp, operands, launch, entry, hit, None, serial,
-                           store=new_version(comp, launch, base, inplace, fresh), record=record)
+                           store=new_version(comp, launch, base, inplace, fresh), record=record,
+                           keep=keep)
     finally:
         if record is not None:
             record.seconds = time.perf_counter() - t0
@@ -140,7 +144,7 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
 def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
                 hit: bool, lkey: tuple | None, serial: bool = False, donors: tuple = (),
                 store=None, regen: dict | None = None,
-                record: KernelRecord | None = None) -> list:
+                record: KernelRecord | None = None, keep: bool = False) -> list:
     if entry.source is None or launch.empty:  # declined by codegen, or nothing to iterate
         stats.bump("fallbacks" if entry.source is None else "interpreter_runs")
         return _interpret(comp, operands)
@@ -170,11 +174,16 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
         donate(results, head, operands, donors, donor_candidates(comp, launch, operands))
     for attempt in (0, 1):
         try:
+            old = store[1].copy() if keep else None
             flagged = run_kernel(entry, launch, [*head, *launch.arrays, *tail], serial,
                                  bool(donors))
             if launch.spec.tables and tail[-1][0]:
                 _raise_index_error(comp, operands)
-            if flagged:
+            if flagged and old is not None:  # the region's old values back for the recheck
+                new, store[1][...] = store[1].copy(), old
+                recheck_flags(comp, operands)
+                store[1][...] = new
+            elif flagged:
                 recheck_flags(comp, regenerated(operands, regen))
             p = None if lkey is None else prepare(comp, launch, entry, results, head, fresh,
                                                   tail, operands, serial, bool(donors))
@@ -351,16 +360,6 @@ def execute_lean(m: Module, args: list, guard) -> tuple[list, list] | None:
     return [vals[o] for o in m.outputs], runs
 
 
-def _note_in_place(older: dict, i: int, o: int, vals: list) -> None:
-    """After write i into operand o: when it wrote o's buffer (in place), version i shares
-    that buffer with o and with the versions o shared it with (`buffers.donatable` then
-    counts their later readers as readers of i's buffer)."""
-    new, old = vals[i], vals[o]
-    if isinstance(new, np.ndarray) and isinstance(old, np.ndarray) and \
-            new.__array_interface__["data"][0] == old.__array_interface__["data"][0]:
-        older[i] = (o, *older.get(o, ()))
-
-
 def write_count(inplace: bool, base) -> str:
     """The counter of a write: in place, or into a new version whose rest was copied from the
     old buffer, or filled from a constant (the old version a broadcast scalar: no buffer)."""
@@ -411,7 +410,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
             vals[i] = out[0] if len(out) == 1 else tuple(out)
             if donors and ins.attr("kind") == "update":
                 for k in donors:
-                    _note_in_place(older, i, ins.operands[k], vals)
+                    note_in_place(m, older, i, ins.operands[k], vals)
         elif op == "get-tuple-element":
             vals[i] = vals[ins.operands[0]][ins.attr("index")]
         elif op == "dot":
@@ -446,7 +445,7 @@ def execute(m: Module, args: list, trace: Trace | None = None, dry: bool = False
                 vals[i] = pool.place(out, value, offset, strides)
                 stats.bump(write_count(inplace, base))
                 if inplace:
-                    _note_in_place(older, i, ins.operands[0], vals)
+                    note_in_place(m, older, i, ins.operands[0], vals)
         else:
             raise AssertionError(f"unfused {op} at top level")
         for o in dead[i]:  # released at its last use: a pooled buffer is free for the next result
