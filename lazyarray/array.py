@@ -482,6 +482,33 @@ def _small_broadcast(values) -> bool:
     return math.prod(shape) < _options().eager_limit
 
 
+def _filled_now(st: Storage) -> bool:
+    """Give a storage whose version is a constant fill (`zeros`, `ones`, `full`, `empty`,
+    their `_like`s) its buffer now, as NumPy's creation would have (a loop of small writes
+    into it then writes NumPy's way); False for any other pending version."""
+    node = st.node
+    if node.op != "broadcast" or node.srcs[0].op != "constant":
+        return False
+    st.node, st.leaf_trace = leaf(np.full(node.shape, node.srcs[0]._host, node.dtype)), None
+    return True
+
+
+def _written_value(value):
+    """The value an eager-tier write stores: a computed Array's NumPy value; a pending one's
+    computed now when it is small (NumPy computes it at this line: deferred, a loop of
+    element writes would grow one graph of all its iterations); NumPy and Python scalars and
+    arrays as they are; None for anything else (the write stays lazy)."""
+    if type(value) is Array:
+        v = value._val if value._val is not None else small_value(value)
+        if v is None and math.prod(value.shape) < _options().eager_limit \
+                and _JIT_TRACING() is None:
+            v = value._value()
+        return v
+    if isinstance(value, (np.ndarray, np.generic, float, int, complex)):
+        return value
+    return None
+
+
 def _same_place(a: np.ndarray, b: np.ndarray) -> bool:
     """Do two views of one storage's fake base select the same elements, in the same order?"""
     return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
@@ -666,6 +693,18 @@ def _gather_order(layout: np.ndarray, node: Node) -> tuple | None:
 _GETITEM = build.getitem
 _scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array's cost)
 _IS_SLICE = slice.__instancecheck__  # isinstance(k, slice), without a generator's frame
+_IS_INT = int.__instancecheck__
+
+
+def _INTS_AND_SLICES(key: tuple) -> bool:
+    """Is a key a tuple of Python ints (not bools) and slices only?"""
+    for k in key:
+        t = type(k)
+        if t is not slice and t is not int:
+            return False
+    return True
+
+
 eager_op = stats.eager_op  # counts one eager-tier operation
 
 # ---- the trace tier (trace_tier.py): recording ----------------------------------------------
@@ -1369,8 +1408,18 @@ def _inplace(name: str):
     def method(self, other):
         if not self._chain and self._is_scalar():  # a NumPy scalar: `s += 1` rebinds `s`
             return UFUNCS[name]._plain((self, other))
-        if not self._layout().flags.writeable:  # (NumPy: before the operand types)
+        layout = self._layout()
+        if not layout.flags.writeable:  # (NumPy: before the operand types)
             raise ValueError("output array is read-only")
+        if self._chain and self._st is not None and layout.size < _options().eager_limit:
+            # a small view of a computed array: NumPy's own in-place ufunc into its buffer
+            o = _written_value(other)
+            out = None if o is None or not layout.size else self._region_buffer(layout)
+            if out is not None:
+                eager_op()
+                UFUNCS[name]._np(out, o, out=out)
+                stats.eager_write()
+                return self
         # (the ufunc's own path, not the operator's: `x[::2] *= 3` stays a node the write
         # fuses with, in place, where a trace of the view would be computed apart)
         self._assign(UFUNCS[name]._plain((self, other)), casting="same_kind")
@@ -1529,6 +1578,8 @@ class Array:
     def shape(self) -> tuple[int, ...]:
         v = self._val
         if v is None:
+            if self._chain:  # a view: its proxy's (its node is built when first needed)
+                return self._proxy.shape
             tr = self._tr
             return self._node.shape if tr is None else tr[4]
         return v.shape
@@ -1551,6 +1602,8 @@ class Array:
     def dtype(self) -> np.dtype:
         v = self._val
         if v is None:
+            if self._chain:
+                return self._proxy.dtype
             tr = self._tr
             return self._node.dtype if tr is None else trace.dtype(tr[0])
         return v.dtype
@@ -1777,8 +1830,11 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         t = type(key)
-        if t is slice or t is tuple and key and all(map(_IS_SLICE, key)):  # a view: `_view`,
-            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)  # inlined (stencils)
+        if t is slice or t is tuple and key and all(map(_IS_SLICE, key)) or (
+                t is tuple and _INTS_AND_SLICES(key) and not all(map(_IS_INT, key))):
+            # a view (`_view`, inlined: stencils, row and column loops); NumPy's indexing
+            # of the proxy checks the key
+            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)
             st = self._st
             if st is None:
                 st = self._storage
@@ -1809,8 +1865,8 @@ class Array:
                 if self._tiny_and_computed():
                     return Array(buffer(np.array(self._value()[key])))
                 return Array(build.getitem(self._node, _normalize_key(key)))
-            key = _normalize_key(key)
-            return self._view(build.getitem, (key,), self._layout()[key])
+            key = _normalize_key(key)  # (NumPy's indexing of the proxy checks the key)
+            return self._view(build.getitem, (key,), self._layout()[key], checked=True)
         _check_index(key)
         gkey = _gather_key(key)
         if gkey is None:  # a boolean scalar in the key (NumPy adds a dimension): NumPy does it
@@ -1907,10 +1963,9 @@ class Array:
         """
         if (self._val if self._val is not None else small_value(self)) is None:
             return False
-        if type(value) is Array:  # a computed value only: a pending one keeps the write lazy
-            value = value._val if value._val is not None else small_value(value)
-            if value is None:
-                return False
+        value = _written_value(value)
+        if value is None:
+            return False
         key = _as_numpy_key(key)
         v = self._val
         if v is not None:
@@ -1933,41 +1988,53 @@ class Array:
         return True
 
     def _region_write(self, key, value) -> bool:
-        """The eager tier's write into a tiny region of a computed array of any size: NumPy's
-        own setitem, in place, when the array's current version is seen by nothing else (no
-        pending expression, queued evaluation or NumPy caller: `version_is_dead`) and the value
-        is computed. A loop that updates one row segment or element per iteration
-        (`c[i, :i + 1] *= beta`) then costs NumPy's write, not a pending update of the whole
-        buffer. False (nothing done) when that does not hold."""
+        """The eager tier's write into a small region of a computed array of any size:
+        NumPy's own setitem into the array's buffer (`_region_buffer`). A loop that updates
+        one row segment or element per iteration (`c[i, :i + 1] = ...`) then costs NumPy's
+        write, not a pending update of the whole buffer. False (nothing done) when that does
+        not hold."""
         st = self._st
-        if st is None or st.perm is not None or _JIT_TRACING() is not None \
-                or _options().backend == "cuda" or not _is_basic(key):
+        if st is None or not _is_basic(key):
             return False
         layout = self._layout()
         if not layout.flags.writeable:
             return False
         target = layout[_normalize_key(key)]
-        if type(value) is Array:
-            if value._st is st and value._val is None and _same_place(value._layout(), target):
-                return True  # `a[k] = a[k]`, as `a[k] *= 2` ends: NumPy writes what is there
-            value = value._val if value._val is not None else small_value(value)
-            if value is None:
-                return False
-        elif not isinstance(value, (np.ndarray, np.generic, float, int, complex)):
-            return False
+        if type(value) is Array and value._st is st and value._val is None \
+                and _same_place(value._layout(), target):
+            return True  # `a[k] = a[k]`, as `a[k] *= 2` ends: NumPy writes what is there
         if target.size >= _options().eager_limit or target.size == 0:
             return False
+        value = _written_value(value)
+        if value is None:
+            return False
+        out = self._region_buffer(target)
+        if out is None:
+            return False
+        out[...] = value
+        stats.eager_write()
+        return True
+
+    def _region_buffer(self, target: np.ndarray) -> np.ndarray | None:
+        """The elements `target` (a view of the storage's fake base, fewer than the eager
+        tier's size) select in the storage's buffer, as a writable NumPy view, when the
+        storage is computed (a constant fill gets its buffer now, as NumPy's creation would
+        have) and nothing else observes its current version: no pending expression, queued
+        evaluation or NumPy array handed out reads it (`version_is_dead`). Else None."""
+        st = self._st
+        if st.perm is not None or _JIT_TRACING() is not None or _options().backend == "cuda" \
+                or st.node._host is None and not _filled_now(st):
+            return None
         self._vnode = None  # (this view's own memo of the version is no reader of it)
         node = st.node
         v = node._host
         if v is None or node.op != "buffer" or not version_is_dead(node, v):
-            return False
+            return None
         if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
             v.flags.writeable = True
-        offset, strides = st.region(target)
-        strided_view(v.reshape(-1), offset, target.shape, strides)[...] = value
-        stats.eager_write()
-        return True
+        # (the buffer is C-ordered like the fake base: the target's place in it is the same)
+        at = target.__array_interface__["data"][0] - st.fake().__array_interface__["data"][0]
+        return _ndarray(target.shape, target.dtype, v, at, target.strides)
 
     def _tiny_and_computed(self) -> bool:
         """Is the storage computed and below the eager tier's size (see `tiny_values`)?"""
@@ -1984,6 +2051,8 @@ class Array:
         if tracing is not None:  # jit: a write must stay inside the traced function
             tracing.written.append(weakref.ref(storage))
         storage.leaf_trace = None  # (it refers to the old version's buffer)
+        if base.op == "buffer":  # now pending: computed with an evaluation sharing its work
+            live.remember(storage)
         if target.shape == base.shape and offset == 0 and target.strides == storage.fake().strides:
             storage.node = value  # the whole base, in order: the new value is the new version
             return
