@@ -9,7 +9,7 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray.array import (Array, as_node, eager_array, eager_values, mid_value, numpy_fallback,
-                             value_array, wrap, writable_alias)
+                             small_view, value_array, wrap, writable_alias)
 from lazyarray.graph import build
 from lazyarray.graph.node import Node
 from lazyarray.ops.dtypes import ufunc_loop
@@ -49,13 +49,17 @@ EAGER_PRODUCT_WORK = 1 << 22
 
 def eager_operand(x) -> np.ndarray | None:
     """The computed value of `x` as an operand of NumPy's product (or of a 2-norm, NumPy's dot)
-    right now: a whole computed array of at most EAGER_PRODUCT_WORK elements, not under
+    right now: a computed array, or a slicing view of one (`lower[i, :i] @ x[:i]` in a
+    triangular solve's loop), of at most EAGER_PRODUCT_WORK elements, not under
     eager_threshold=0 nor on the CUDA backend; else None."""
-    if type(x) is not Array or x._chain:
+    if type(x) is not Array:
         return None
     o = config.get()
     if not o.eager_limit or o.backend == "cuda":
         return None
+    if x._chain:
+        return None if x._val is not None or x._st is None else small_view(
+            x, EAGER_PRODUCT_WORK + 1)
     return mid_value(x, EAGER_PRODUCT_WORK + 1)
 
 

@@ -380,7 +380,7 @@ LOWERED = config.LOWERED  # see config.LOWERED
 
 def tiny_values(args) -> list | None:
     """NumPy values of `args` if every array among them is computed and has fewer than
-    min(TINY, eager_threshold) elements (views only by slicing, see `_small_view`): then
+    min(TINY, eager_threshold) elements (views only by slicing, see `small_view`): then
     deferring costs more than computing. None otherwise."""
     values = []
     shape = None  # of the first value with more than one element
@@ -521,7 +521,7 @@ def small_value(a: Array) -> np.ndarray | None:
     v = a._val
     if v is None:
         if a._chain:
-            return _small_view(a)
+            return small_view(a)
         st = a._st
         if st is None:  # a pending trace: its value, now (a large one stays pending)
             return _force(a) if a._tr[1][0].size < _options().eager_limit else None
@@ -546,15 +546,16 @@ def computed_value(a: Array) -> np.ndarray | None:
     return node._host if st.perm is None or node._host is None else _laid_out(st, node)
 
 
-def _small_view(a: Array) -> np.ndarray | None:
+def small_view(a: Array, limit: int = 0) -> np.ndarray | None:
     """NumPy's view of a computed value behind a tiny slicing view (`A[1:-1, :-2]`, `M[5]`,
     a diagonal), for reading only (the eager tier's operands); None for other views, larger
-    ones or a pending base. The base may be large: `M[5].sum()` of a computed (1000, 1000)
-    M took 64 us on the lazy tier, NumPy 0.9 us."""
+    ones (`limit` elements or more; default the eager tier's size) or a pending base. The
+    base may be large: `M[5].sum()` of a computed (1000, 1000) M took 64 us on the lazy
+    tier, NumPy 0.9 us."""
     node = a._st.node
     v = node._host
     proxy = a._proxy
-    if v is None or node.op != "buffer" or proxy.size >= _options().eager_limit:
+    if v is None or node.op != "buffer" or proxy.size >= (limit or _options().eager_limit):
         return None
     base = v
     for fn, args in a._chain:

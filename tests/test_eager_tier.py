@@ -290,7 +290,7 @@ def test_products_of_computed_arrays_below_the_limit_run_numpy_now(shapes, fn):
 @pytest.mark.parametrize("fn", ["matmul", "dot"])
 def test_other_products_stay_deferred(fn):
     """A product with an operand of EAGER_PRODUCT_MAX elements or more and more than
-    EAGER_PRODUCT_WORK multiply-adds, or with EAGER_PRODUCT_MAX results, a view's, a pending
+    EAGER_PRODUCT_WORK multiply-adds, or with EAGER_PRODUCT_MAX results, a pending
     operand's, or one under eager_threshold=0 is deferred (NumPy's values within rounding: a
     small one is a fused multiply-sum)."""
     from lazyarray._products import EAGER_PRODUCT_MAX, EAGER_PRODUCT_WORK
@@ -301,7 +301,8 @@ def test_other_products_stay_deferred(fn):
     w, h = rng.standard_normal((2, k)), rng.standard_normal((k, EAGER_PRODUCT_WORK // k // 2 + 1))
     c, r = rng.standard_normal((EAGER_PRODUCT_MAX // 256, 1)), rng.standard_normal((1, 256))
     lM, lv, lw, lh, lc, lr = map(la.asarray, (M, v, w, h, c, r))
-    cases = [(lw, lh, w, h), (lc, lr, c, r), (lM[1:], lv, M[1:], v), (lM + 1.0, lv, M + 1.0, v)]
+    cases = [(lw, lh, w, h), (lc, lr, c, r), (lM + 1.0, lv, M + 1.0, v),
+             (lM[1:] * 2.0, lv, M[1:] * 2.0, v)]
     for la_a, la_b, a, b in cases:
         got = getattr(la, fn)(la_a, la_b)
         assert _pending(got)
@@ -309,6 +310,26 @@ def test_other_products_stay_deferred(fn):
                                    atol=1e-9)
     with la.options(eager_threshold=0):
         assert _pending(getattr(la, fn)(lM, lv))
+        assert _pending(getattr(la, fn)(lM[1:], lv))
+
+
+@pytest.mark.parametrize("fn", ["matmul", "dot"])
+def test_products_of_slicing_views_of_computed_arrays_run_now(fn):
+    """`lower[i, :i] @ x[:i]` in a triangular solve's loop: a slicing view of a computed
+    array is an operand of NumPy's product at once, under the same size rules as a whole
+    array (NumPy's own call: its bits, no evaluation)."""
+    rng = np.random.default_rng(4)
+    M, X = rng.standard_normal((300, 300)), rng.standard_normal((300, 64))
+    lM, lX = la.asarray(M), la.asarray(X)
+    before = la.cache_info()["materializations"]
+    for i in (1, 17, 299):
+        got = getattr(la, fn)(lM[i, :i], lX[:i])
+        assert not _pending(got)
+        assert np.asarray(got).tobytes() == getattr(np, fn)(M[i, :i], X[:i]).tobytes()
+    got = getattr(la, fn)(lM[1:, ::2], lX[::2])
+    assert not _pending(got)
+    np.testing.assert_array_equal(np.asarray(got), getattr(np, fn)(M[1:, ::2], X[::2]))
+    assert la.cache_info()["materializations"] == before
 
 
 def test_eager_product_errors_are_numpys():

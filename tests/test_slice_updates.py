@@ -233,3 +233,51 @@ def test_region_write_keeps_what_earlier_readers_read():
     x[6, 1:5] = x[6, :4]  # overlapping: NumPy reads before it writes
     xn[6, 1:5] = xn[6, :4]
     assert np.array_equal(np.asarray(x), xn)
+
+
+def test_element_loop_computes_each_value_at_its_write():
+    """`cov[i, j] = np.sum(x[:, i] * x[:, j])` over a pending `x` (`x -= mean`): each write
+    computes its small value at once, as NumPy does at that line (the first one computing
+    `x` with it), so the loop never grows one graph of all its iterations; a constant fill
+    (`zeros`) gets its buffer at the first write. Values NumPy's, warnings at the write."""
+    data = np.random.default_rng(2).random((2048, 24))
+
+    def cov(xp, d):
+        x = xp.array(d)
+        x -= x.mean(axis=0)
+        out = xp.zeros((24, 40_000)) if xp is la else np.zeros((24, 40_000))
+        for i in range(24):
+            for j in range(i, 24):
+                out[i, j] = xp.sum(x[:, i] * x[:, j]) / (len(d) - 1)
+        return out
+
+    want = cov(np, data)
+    before = la.cache_info()
+    got = cov(la, data)
+    assert got._st.node.op == "buffer"
+    after = la.cache_info()
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-17)  # (sums: rounding)
+    assert after["eager_writes"] - before["eager_writes"] == 24 * 25 // 2
+    assert after["materializations"] - before["materializations"] <= 2
+    out = la.zeros((200, 200))
+    value = 1.0 / (la.asarray(np.zeros((300, 1000))) * 2.0).sum(axis=1)[:3]  # pending
+    assert value._st is not None and value._st.node.op != "buffer"
+    with np.errstate(divide="warn"), pytest.warns(RuntimeWarning, match="divide by zero"):
+        out[3, 4:7] = value
+    assert value._st.node.op == "buffer" and np.isinf(np.asarray(out)[3, 4:7]).all()
+
+
+def test_small_write_into_a_pending_array_stays_lazy_and_right():
+    """A small write into an array whose value is a pending expression (not a fill) stays a
+    lazy update; readers of either version see NumPy's values."""
+    a = np.random.default_rng(3).random((300, 300))
+    u = la.asarray(a) * 2.0
+    un = a * 2.0
+    older = u[1:3] + 0.0
+    u[1, :3] = -1.0
+    u[2, 5:9] += u[2, :4]
+    olderes = un[1:3] + 0.0
+    un[1, :3] = -1.0
+    un[2, 5:9] += un[2, :4]
+    assert np.array_equal(np.asarray(older), olderes)
+    assert np.array_equal(np.asarray(u), un)
