@@ -119,3 +119,26 @@ def test_writes_after_a_partner_was_computed_keep_numpys_versions(compiled, inpu
     assert_like_numpy(ks[1], want[1])
     assert_like_numpy(ks[2], want[2])
     assert_like_numpy(mixing(la, a, b, c)[0], mixing(np, a_np, b_np, c_np)[0])
+
+
+
+
+@pytest.mark.parametrize("turn", [0, 30, 62, 63])
+def test_partners_come_oldest_first_wherever_the_ring_stands(turn):
+    """Live partners are named oldest first, whatever slots of the ring of remembered
+    storages they landed in: their order is part of the plan's key, and partners in slots
+    that wrapped around the ring's end gave the same program a second plan."""
+    from lazyarray.graph import live
+    from lazyarray.graph.node import toposort
+
+    x = la.asarray(np.random.default_rng(5).standard_normal(70_000).astype(np.float32))
+    with la.options(eager_threshold=0):  # (float32: no trace tier, one graph of nodes)
+        while live._next() % live.MAX_LIVE != turn:  # (the slot the next storage takes)
+            pass
+        t = x * x
+        s = la.sqrt(t)
+        y = s * 2.0 - 1.0
+        nodes = [a._storage.node for a in (t, s, y)]
+        live.remember(t._storage)  # (remembered again, in this order, from slot `turn` on)
+        live.remember(s._storage)
+        assert live.partners(toposort([nodes[2]]), [nodes[2]]) == nodes[:2]

@@ -35,7 +35,8 @@ _ref = weakref.ref
 
 def remember(storage) -> None:
     """Remember `storage` (of a pending lazy result) while it lives."""
-    _ring[_next() & (MAX_LIVE - 1)] = _ref(storage)
+    n = _next()
+    _ring[n & (MAX_LIVE - 1)] = (n, _ref(storage))
 
 
 def partners(order: list, roots: list) -> list:
@@ -45,20 +46,25 @@ def partners(order: list, roots: list) -> list:
     the evaluation (not only views or conversions) and adds at most as much new work as
     `_worth` allows. None of them holds an operation that may raise."""
     results = {id(n) for n in roots}
-    taken = set(results)
-    candidates = []
-    for i, ref in enumerate(_ring):
-        if ref is None:
+    first: dict = {}  # a candidate node's id -> [when it was first remembered, the node]
+    for i, entry in enumerate(_ring):
+        if entry is None:
             continue
-        st = ref()
+        st = entry[1]()
         node = None if st is None else st.node
         if node is None or not node.srcs:  # gone, or computed: forgotten
             _ring[i] = None
-        elif id(node) not in taken:
-            taken.add(id(node))
-            candidates.append(node)
-    if not candidates:  # (the usual case in a loop: what is forced is what was pending)
+        elif id(node) not in results:
+            known = first.get(id(node))
+            if known is None:
+                first[id(node)] = [entry[0], node]
+            elif entry[0] < known[0]:
+                known[0] = entry[0]
+    if not first:  # (the usual case in a loop: what is forced is what was pending)
         return []
+    # oldest first, whatever slot each landed in: the same program finds its partners in the
+    # same order however far the ring has turned (the order is part of the plan's key)
+    candidates = [node for _, node in sorted(first.values(), key=_first)]
     inner = {id(n): n for n in order}
     found, budget = [], MAX_WALK
     for node in candidates:
@@ -72,6 +78,10 @@ def partners(order: list, roots: list) -> list:
         if shared and new is not None and _worth(shared, new):
             found.append(node)
     return found
+
+
+def _first(pair: tuple) -> int:
+    return pair[0]
 
 
 def _worth(shared: int, new: int) -> bool:
