@@ -180,26 +180,17 @@ def _self_reading(xp, base, scale):
     return out, {str(w.message) for w in caught}
 
 
-def syrk_rows(xp, c, a, alpha=1.5, beta=1.2):
-    """PolyBench's syrk with loops over rows and over k: one row segment written per step."""
-    c = xp.array(c)
-    n, m = a.shape
-    for i in range(n):
-        c[i, :i + 1] *= beta
-        for k in range(m):
-            c[i, :i + 1] += alpha * a[i, k] * a[:i + 1, k]
-    return c
-
-
 def test_row_segment_loop_writes_numpys_way_into_the_buffer():
     """A loop writing one small row segment per step into a computed 64K array runs NumPy's
     setitem into the array's own buffer (`eager_writes`), no pending update, no kernel;
     values bit for bit NumPy's."""
+    from lazyarray.tools.corpus import syrk  # (PolyBench's syrk, loops over rows and k)
+
     r = np.random.default_rng(1)
     c, a = r.random((256, 256)), r.random((256, 4))
-    want = syrk_rows(np, c, a)
+    want = syrk.run(np, c, a)
     before = la.cache_info()
-    got = syrk_rows(la, c, la.asarray(a))
+    got = syrk.run(la, c, la.asarray(a))
     assert got._st.node.op == "buffer"  # nothing pending
     after = la.cache_info()
     assert np.asarray(got).tobytes() == want.tobytes()
