@@ -1415,7 +1415,8 @@ def _inplace(name: str):
         if self._chain and self._st is not None and layout.size < _options().eager_limit:
             # a small view of a computed array: NumPy's own in-place ufunc into its buffer
             o = _written_value(other)
-            out = None if o is None or not layout.size else self._region_buffer(layout)
+            out = None if o is None or not layout.size else self._region_buffer(
+                layout, (Ellipsis,))
             if out is not None:
                 eager_op()
                 UFUNCS[name]._np(out, o, out=out)
@@ -2000,28 +2001,32 @@ class Array:
         layout = self._layout()
         if not layout.flags.writeable:
             return False
-        target = layout[_normalize_key(key)]
-        if type(value) is Array and value._st is st and value._val is None \
-                and _same_place(value._layout(), target):
+        nkey = _normalize_key(key)
+        target = layout[nkey]
+        if type(value) is Array and value._st is st and value._val is None and (
+                value._chain == (*self._chain, (_GETITEM, (nkey,)))  # (the usual: same key)
+                or _same_place(value._layout(), target)):
             return True  # `a[k] = a[k]`, as `a[k] *= 2` ends: NumPy writes what is there
         if target.size >= _options().eager_limit or target.size == 0:
             return False
         value = _written_value(value)
         if value is None:
             return False
-        out = self._region_buffer(target)
+        out = self._region_buffer(target, nkey)
         if out is None:
             return False
         out[...] = value
         stats.eager_write()
         return True
 
-    def _region_buffer(self, target: np.ndarray) -> np.ndarray | None:
+    def _region_buffer(self, target: np.ndarray, key=None) -> np.ndarray | None:
         """The elements `target` (a view of the storage's fake base, fewer than the eager
         tier's size) select in the storage's buffer, as a writable NumPy view, when the
         storage is computed (a constant fill gets its buffer now, as NumPy's creation would
         have) and nothing else observes its current version: no pending expression, queued
-        evaluation or NumPy array handed out reads it (`version_is_dead`). Else None."""
+        evaluation or NumPy array handed out reads it (`version_is_dead`). Else None.
+        `key`: the normalized key that selected `target` from this array's view (a view
+        by slicing only is then indexed as NumPy would, without reading addresses)."""
         st = self._st
         if st.perm is not None or _JIT_TRACING() is not None or _options().backend == "cuda" \
                 or st.node._host is None and not _filled_now(st):
@@ -2033,6 +2038,14 @@ class Array:
             return None
         if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
             v.flags.writeable = True
+        if key is not None:  # slicing views: NumPy's own indexing of the buffer, as `small_view`
+            for fn, args in self._chain:
+                if fn is not _GETITEM:
+                    break
+                v = v[args[0]]
+            else:
+                return v[key]
+            v = node._host
         # (the buffer is C-ordered like the fake base: the target's place in it is the same)
         at = target.__array_interface__["data"][0] - st.fake().__array_interface__["data"][0]
         return _ndarray(target.shape, target.dtype, v, at, target.strides)
