@@ -482,6 +482,9 @@ def _small_broadcast(values) -> bool:
     return math.prod(shape) < _options().eager_limit
 
 
+_HOST_BACKENDS = ("cpu", "numpy", "dask")  # whose computed values live in host buffers
+
+
 def _filled_now(st: Storage) -> bool:
     """Give a storage whose version is a constant fill (`zeros`, `ones`, `full`, `empty`,
     their `_like`s) its buffer now, as NumPy's creation would have (a loop of small writes
@@ -501,7 +504,7 @@ def _written_value(value):
     if type(value) is Array:
         v = value._val if value._val is not None else small_value(value)
         if v is None and math.prod(value.shape) < _options().eager_limit \
-                and _JIT_TRACING() is None:
+                and _JIT_TRACING() is None and _options().backend in _HOST_BACKENDS:
             v = value._value()
         return v
     if isinstance(value, (np.ndarray, np.generic, float, int, complex)):
@@ -1412,7 +1415,8 @@ def _inplace(name: str):
         layout = self._layout()
         if not layout.flags.writeable:  # (NumPy: before the operand types)
             raise ValueError("output array is read-only")
-        if self._chain and self._st is not None and layout.size < _options().eager_limit:
+        if self._chain and self._st is not None and layout.size < _options().eager_limit \
+                and _options().backend in _HOST_BACKENDS:
             # a small view of a computed array: NumPy's own in-place ufunc into its buffer
             o = _written_value(other)
             out = None if o is None or not layout.size else self._region_buffer(
@@ -2028,7 +2032,8 @@ class Array:
         `key`: the normalized key that selected `target` from this array's view (a view
         by slicing only is then indexed as NumPy would, without reading addresses)."""
         st = self._st
-        if st.perm is not None or _JIT_TRACING() is not None or _options().backend == "cuda" \
+        if st.perm is not None or _JIT_TRACING() is not None \
+                or _options().backend not in _HOST_BACKENDS \
                 or st.node._host is None and not _filled_now(st):
             return None
         self._vnode = None  # (this view's own memo of the version is no reader of it)
