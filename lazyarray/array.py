@@ -485,6 +485,15 @@ def _small_broadcast(values) -> bool:
 _HOST_BACKENDS = ("cpu", "numpy", "dask")  # whose computed values live in host buffers
 
 
+def _may_hold(st: Storage) -> bool:
+    """May a region write go into this storage's buffer (`Array._region_buffer`), as far as
+    can be told before its value is computed: a host backend, and the storage computed or a
+    constant fill? (A write into another pending array stays lazy, its value too.)"""
+    node = st.node
+    return _options().backend in _HOST_BACKENDS and (
+        node._host is not None or node.op == "broadcast" and node.srcs[0].op == "constant")
+
+
 def _filled_now(st: Storage) -> bool:
     """Give a storage whose version is a constant fill (`zeros`, `ones`, `full`, `empty`,
     their `_like`s) its buffer now, as NumPy's creation would have (a loop of small writes
@@ -696,17 +705,18 @@ def _gather_order(layout: np.ndarray, node: Node) -> tuple | None:
 
 _GETITEM = build.getitem
 _scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array's cost)
-_IS_SLICE = slice.__instancecheck__  # isinstance(k, slice), without a generator's frame
-_IS_INT = int.__instancecheck__
 
 
-def _INTS_AND_SLICES(key: tuple) -> bool:
-    """Is a key a tuple of Python ints (not bools) and slices only?"""
+def _slicing(key: tuple) -> bool:
+    """Is a key Python ints (not bools) and slices, at least one slice (a view)?"""
+    sliced = False
     for k in key:
         t = type(k)
-        if t is not slice and t is not int:
+        if t is slice:
+            sliced = True
+        elif t is not int:
             return False
-    return True
+    return sliced
 
 
 eager_op = stats.eager_op  # counts one eager-tier operation
@@ -1416,7 +1426,7 @@ def _inplace(name: str):
         if not layout.flags.writeable:  # (NumPy: before the operand types)
             raise ValueError("output array is read-only")
         if self._chain and self._st is not None and layout.size < _options().eager_limit \
-                and _options().backend in _HOST_BACKENDS:
+                and _may_hold(self._st):
             # a small view of a computed array: NumPy's own in-place ufunc into its buffer
             o = _written_value(other)
             out = None if o is None or not layout.size else self._region_buffer(
@@ -1836,8 +1846,7 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         t = type(key)
-        if t is slice or t is tuple and key and all(map(_IS_SLICE, key)) or (
-                t is tuple and _INTS_AND_SLICES(key) and not all(map(_IS_INT, key))):
+        if t is slice or t is tuple and key and _slicing(key):
             # a view (`_view`, inlined: stencils, row and column loops); NumPy's indexing
             # of the proxy checks the key
             key = (key, Ellipsis) if t is slice else (*key, Ellipsis)
@@ -2011,7 +2020,7 @@ class Array:
                 value._chain == (*self._chain, (_GETITEM, (nkey,)))  # (the usual: same key)
                 or _same_place(value._layout(), target)):
             return True  # `a[k] = a[k]`, as `a[k] *= 2` ends: NumPy writes what is there
-        if target.size >= _options().eager_limit or target.size == 0:
+        if target.size >= _options().eager_limit or target.size == 0 or not _may_hold(st):
             return False
         value = _written_value(value)
         if value is None:

@@ -313,23 +313,18 @@ def special_floats(dtype):
 
 @contextmanager
 def fresh_launches():
-    """Forget every prepared launch, evaluation plan and large-trace replay before and after
-    the block, so that launches planned inside it see the layout thresholds a test has
-    patched (and a plan an earlier test left for the same graph -- `la.explain`'s -- does
-    not give the block's evaluations two modules of one structure)."""
-    from lazyarray import engine, trace_tier
+    """Forget every prepared launch and large-trace replay before and after the block, so
+    that launches planned inside it see the layout thresholds a test has patched."""
+    from lazyarray import trace_tier
     from lazyarray.runtime import launches
 
-    def forget():
-        launches.prepared.clear()
-        engine._graphs.clear()
-        trace_tier._REPLAYS.clear()
-
-    forget()
+    launches.prepared.clear()
+    trace_tier._REPLAYS.clear()
     try:
         yield
     finally:
-        forget()
+        launches.prepared.clear()
+        trace_tier._REPLAYS.clear()
 
 
 @contextmanager

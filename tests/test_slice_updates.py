@@ -265,9 +265,13 @@ def test_small_write_into_a_pending_array_stays_lazy_and_right():
     u = la.asarray(a) * 2.0
     un = a * 2.0
     older = u[1:3] + 0.0
+    small = (la.asarray(a) * 3.0)[0, :3]  # pending: a write into pending `u` leaves it so
+    u[0, 3:6] = small
+    assert small._storage.node.op != "buffer"
     u[1, :3] = -1.0
     u[2, 5:9] += u[2, :4]
     olderes = un[1:3] + 0.0
+    un[0, 3:6] = (a * 3.0)[0, :3]
     un[1, :3] = -1.0
     un[2, 5:9] += un[2, :4]
     assert np.array_equal(np.asarray(older), olderes)

@@ -13,6 +13,7 @@ computed buffer that its later reads take as it is.
 from __future__ import annotations
 
 import itertools
+import operator
 import weakref
 
 from lazyarray.ops.table import OPS
@@ -31,6 +32,7 @@ _QUIET = frozenset(OPS) | _FREE | {"select", "reduce", "argreduce", "update", "p
 _ring: list = [None] * MAX_LIVE  # weak references to the storages, the newest overwriting
 _next = itertools.count().__next__  # the oldest (a list and a counter: 0.2 us a remember)
 _ref = weakref.ref
+_WHEN = operator.itemgetter(0)  # (when it was remembered, ...)
 
 
 def remember(storage) -> None:
@@ -64,7 +66,7 @@ def partners(order: list, roots: list) -> list:
         return []
     # oldest first, whatever slot each landed in: the same program finds its partners in the
     # same order however far the ring has turned (the order is part of the plan's key)
-    candidates = [node for _, node in sorted(first.values(), key=_first)]
+    candidates = [node for _, node in sorted(first.values(), key=_WHEN)]
     inner = {id(n): n for n in order}
     found, budget = [], MAX_WALK
     for node in candidates:
@@ -78,10 +80,6 @@ def partners(order: list, roots: list) -> list:
         if shared and new is not None and _worth(shared, new):
             found.append(node)
     return found
-
-
-def _first(pair: tuple) -> int:
-    return pair[0]
 
 
 def _worth(shared: int, new: int) -> bool:

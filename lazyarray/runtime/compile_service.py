@@ -161,7 +161,6 @@ def wait(timeout: float | None = None) -> bool:
             return False
 
 
-
 def _forked() -> None:
     """In a forked child: the parent's worker answers the parent only. The jobs in flight
     count as failed here (their kernels are then loaded, or built, by this process), and
