@@ -288,6 +288,30 @@ def test_subnormals(xla):
     assert _count("xla_fallbacks") >= 1
 
 
+def test_subnormal_inputs_are_known_without_a_device_check(xla):
+    """An upload holding a subnormal is marked as it goes up; a program of clean inputs runs
+    on the device without waiting for a check (its results are clean: XLA flushes, a host
+    fallback's results too as they cross into the program)."""
+    from lazyarray.backends import xla as backend
+
+    clean = la.asarray(np.array([1.0, 2.0], np.float32))
+    dirty = la.asarray(np.array([1e-45, 3.0], np.float32))
+    y = clean * 2 + 1
+    la.evaluate(y)
+    assert not backend.holds_subnormal(y._node.device)
+    assert_like_numpy(y, np.array([3.0, 5.0], np.float32), rtol=0, atol=0)
+    z = dirty * 4
+    la.evaluate(z)  # the host's values, 4e-45 kept
+    assert_like_numpy(z, np.array([1e-45, 3.0], np.float32) * 4, rtol=0, atol=0)
+    assert "subnormal" in backend.last_run().rerun and _count("xla_fallbacks") >= 1
+    assert backend.holds_subnormal(z._node.device)  # (uploaded from the host: marked)
+    a, b = np.array([1e-300 + 0j, 1 + 0j]), np.array([1e10 + 0j, 2 + 0j])
+    q = la.asarray(a) / la.asarray(b)  # complex division: on the host inside the program
+    la.evaluate(q)
+    assert not backend.holds_subnormal(q._node.device)  # 1e-310, flushed into XLA
+    assert q._node.device[0] == 0 and backend.last_run().rerun == ""
+
+
 def test_fallbacks_are_counted_and_explained(xla):
     a = np.array([3.0, 1.0, 2.0, np.nan, 0.5])
     x = la.asarray(a)

@@ -51,9 +51,9 @@ if importlib.util.find_spec("numba") is None:  # a machine with JAX and no Numba
 
 NAME = "xla"
 # XLA on CPU and TPU computes with subnormal floats flushed to zero. "check" (default): an
-# evaluation whose float inputs hold a subnormal reruns on the host interpreter (NumPy's
-# values; each evaluation then waits for its check); "strict": also one where + - * / gave
-# zero for a subnormal result (a check per such op); "flush": XLA's values, no wait.
+# evaluation whose float inputs hold a subnormal runs on the host interpreter (NumPy's
+# values); "strict": also one where + - * / gave zero for a subnormal result (a check per
+# such op, and each evaluation waits for it); "flush": XLA's values.
 SUBNORMALS = os.environ.get("LAZYARRAY_XLA_SUBNORMALS", "check")
 PASSES = (simplify, dce)  # XLA fuses, picks layouts and calls its own matmul
 MAX_PROGRAMS = 512  # compiled programs kept (least recently used beyond this are dropped)
@@ -89,10 +89,22 @@ class RunInfo:
 
 _uploads: list[str] = []  # transfers since the last run (`lower` uploads leaves first)
 _last: list[RunInfo | None] = [None]
+# (compiled program, arguments, constants) of the last run, kept only when a tool asks
+# (`tools/xla_tpu` times the compiled program alone: the device time without dispatch)
+KEEP_LAST_CALL = False
+last_call: list[tuple | None] = [None]
 
 
 def _describe(shape, dtype, nbytes: int) -> str:
     return f"{np.dtype(dtype).name}{list(shape)} {nbytes} bytes"
+
+
+# Device arrays holding a subnormal float, by id (weakly): only uploads can hold one. A
+# program XLA runs flushes every arithmetic result to zero (its host fallbacks' results too:
+# they cross into XLA flushed), so when none of its inputs holds a subnormal none of its
+# outputs does; an upload is checked on the host as it goes up. An evaluation whose inputs
+# are all clean then needs no check on the device and no wait.
+_subnormal_arrays: dict[int, weakref.ref] = {}
 
 
 def to_device(host: np.ndarray):
@@ -102,7 +114,24 @@ def to_device(host: np.ndarray):
         stats.bump("xla_to_device")
         stats.bump("xla_to_device_bytes", host.nbytes)
         _uploads.append("to device " + _describe(host.shape, host.dtype, host.nbytes))
-    return jax.device_put(host)
+    arr = jax.device_put(host)
+    if SUBNORMALS != "flush" and host.dtype.kind in "fc" and _host_subnormal(host):
+        _mark_subnormal(arr)
+    return arr
+
+
+def _mark_subnormal(arr) -> None:
+    key = id(arr)
+    _subnormal_arrays[key] = weakref.ref(arr, lambda _, k=key: _subnormal_arrays.pop(k, None))
+
+
+def holds_subnormal(x) -> bool:
+    """Does device array `x` (or a host value) hold a subnormal float?"""
+    if isinstance(x, jax.Array):
+        ref = _subnormal_arrays.get(id(x))
+        return ref is not None and ref() is x
+    x = np.asarray(x)
+    return x.dtype.kind in "fc" and _host_subnormal(x)
 
 
 def to_host(array) -> np.ndarray:
@@ -219,6 +248,7 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
         return _on_host(module, args)
     p, hit = _program(module)
     consts = [np.asarray(i.value) for i in module.instrs if i.opcode == "constant"]
+    subnormal = SUBNORMALS != "flush" and any(map(holds_subnormal, [*args, *consts]))
     info = RunInfo(device_name(), p.key, "hit" if hit and p.compiled is not None else "miss",
                    fallbacks=list(p.lowered.fallbacks))
     info.transfers, _uploads[:] = list(_uploads), []
@@ -226,6 +256,10 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
         trace.kernels.append(KernelRecord(f"{NAME}.0", NAME, p.key, info.status, info, module))
     if dry:
         return [None for _ in module.outputs]
+    if subnormal:  # NumPy's values, from its own loops
+        _last[0] = info
+        info.rerun = "a float input holds a subnormal (XLA would read it as zero)"
+        return _on_host(module, args)
     if p.compiled is None:
         _compile(p, args, consts)
         info.compile_s = p.compile_s
@@ -235,12 +269,11 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
         stats.bump("host_fallbacks", len(p.lowered.fallbacks))
     outs, bad = p.compiled(list(args), consts)
     _last[0] = info
-    if not bad and SUBNORMALS != "flush" and any(
-            c.dtype.kind in "fc" and _host_subnormal(c) for c in consts):
-        bad = True
+    if KEEP_LAST_CALL:
+        last_call[0] = (p.compiled, list(args), consts)
     if bad is not None and bool(bad):  # NumPy's values or NumPy's error, from its own call
         info.rerun = ("a value-dependent check failed (an index out of bounds, a negative "
-                      "integer power, a subnormal input)")
+                      "integer power, a subnormal result)")
         return _on_host(module, args)
     return list(outs)
 

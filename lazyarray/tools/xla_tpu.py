@@ -41,6 +41,39 @@ def _median(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+def _pipelined(call, repeats: int, k: int = 20) -> float:
+    """Seconds per call of `k` calls issued back to back, waiting only for the last: the
+    device's time per call once the host's dispatch overlaps it (medians of `repeats`)."""
+    def burst():
+        out = None
+        for _ in range(k):
+            out = call()
+        jax.block_until_ready(out)
+
+    import jax
+
+    return _median(burst, max(3, repeats // 3)) / k
+
+
+def _ops(compiled) -> str:
+    """What an optimized XLA program is made of: its instruction counts by kind."""
+    import collections
+    import re
+
+    counts = collections.Counter()
+    for line in compiled.as_text().splitlines():
+        m = re.search(r"= \S+ (\w[\w-]*)\(", line)
+        if m and not line.lstrip().startswith(("ROOT %param", "%param")):
+            counts[m.group(1)] += 1
+    return ", ".join(f"{k} {v}" for k, v in counts.most_common(12))
+
+
+def _evaluated(x):
+    """`x` evaluated (dispatched to the device, not waited for): its device array."""
+    la.evaluate(x)
+    return x._node.device
+
+
 def _ready(x) -> None:
     """Wait until a lazyarray result computed on XLA is ready on the device."""
     dev = x._node.device
@@ -48,7 +81,7 @@ def _ready(x) -> None:
         dev.block_until_ready()
 
 
-def measure(name: str, n: int, dtype, repeats: int) -> dict:
+def measure(name: str, n: int, dtype, repeats: int, hlo: bool = False) -> dict:
     """One row of the table: times in seconds, bytes, the largest relative error."""
     import jax
     import jax.numpy as jnp
@@ -70,6 +103,10 @@ def measure(name: str, n: int, dtype, repeats: int) -> dict:
         f = jax.jit(lambda *a: wl.body(jnp, *a))
         f(*dev).block_until_ready()  # compile
         row["jax_jit"] = _median(lambda: f(*dev).block_until_ready(), repeats)
+        row["jit_device"] = _pipelined(lambda: f(*dev), repeats)
+        jit_ops = _ops(f.lower(*dev).compile()) if hlo else ""
+    xla_backend = backends.get("xla").module
+    xla_backend.KEEP_LAST_CALL = True
     with la.options(backend="xla", eager_threshold=0):
         xs = [la.asarray(v) for v in host]
         for x in xs:  # resident before timing: one upload each, kept in the node
@@ -86,6 +123,12 @@ def measure(name: str, n: int, dtype, repeats: int) -> dict:
 
         before = la.cache_info()
         row["lazyarray_xla"] = _median(run, repeats)
+        compiled, args, consts = xla_backend.last_call[0]
+        row["lazy_device"] = _pipelined(lambda: compiled(args, consts)[0], repeats)
+        row["lazy_pipelined"] = _pipelined(lambda: _evaluated(wl.body(la, *xs)), repeats)
+        if hlo:
+            print(f"{name} {np.dtype(dtype).name} lazyarray: {_ops(compiled)}")
+            print(f"{name} {np.dtype(dtype).name} jax.jit:   {jit_ops}")
         after = la.cache_info()
         row["compiles_in_loop"] = after["xla_compiles"] - before["xla_compiles"]
         row["uploads_in_loop"] = after["xla_to_device"] - before["xla_to_device"]
@@ -105,12 +148,14 @@ def _ms(s: float) -> str:
 
 def table(rows: list[dict]) -> str:
     head = (f"{'workload':8} {'dtype':8} {'size':>8} {'numpy ms':>10} {'lazy-xla':>10} "
-            f"{'jax.jit':>10} {'h2d ms':>10} {'h2d MB':>8} {'d2h ms':>10} {'d2h MB':>8} "
+            f"{'jax.jit':>10} {'lazy dev':>10} {'jit dev':>10} {'lazy pipe':>10} "
+            f"{'h2d ms':>10} {'h2d MB':>8} {'d2h ms':>10} {'d2h MB':>8} "
             f"{'max rel err':>11} {'recompiles':>10}")
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{r['workload']:8} {r['dtype']:8} {r['size']:>8} {_ms(r['numpy'])} "
-                     f"{_ms(r['lazyarray_xla'])} {_ms(r['jax_jit'])} {_ms(r['h2d'])} "
+                     f"{_ms(r['lazyarray_xla'])} {_ms(r['jax_jit'])} {_ms(r['lazy_device'])} "
+                     f"{_ms(r['jit_device'])} {_ms(r['lazy_pipelined'])} {_ms(r['h2d'])} "
                      f"{r['h2d_bytes'] / 1e6:8.2f} {_ms(r['d2h'])} {r['d2h_bytes'] / 1e6:8.2f} "
                      f"{r['max_rel_err']:11.2e} {r['compiles_in_loop']:>10}")
     return "\n".join(lines)
@@ -123,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="smallest sizes, 3 repeats")
     p.add_argument("--repeats", type=int, default=None, help="timed runs per cell (median)")
     p.add_argument("--workloads", default=",".join(NAMES), help="comma-separated, of W1,W4,W5")
+    p.add_argument("--hlo", action="store_true",
+                   help="print each optimized program's instruction counts, both sides")
     p.add_argument("--subnormals", choices=("check", "strict", "flush"), default=None,
                    help="LAZYARRAY_XLA_SUBNORMALS for this run (docs/xla.md; default: check)")
     args = p.parse_args(argv)
@@ -142,14 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         n = wl.sizes[0] if args.quick else wl.sizes[-1]
         for dtype in (np.float32, np.float64):
             try:
-                rows.append(measure(name, n, dtype, repeats))
+                rows.append(measure(name, n, dtype, repeats, args.hlo))
             except Exception as exc:  # (a dtype the device cannot run): the rest still runs
                 failed.append(f"{name} {np.dtype(dtype).name}: {type(exc).__name__}: {exc}")
     print(table(rows))
     for line in failed:
         print("failed:", line[:300])
-    print("lazy-xla, jax.jit: device time with inputs resident (dispatch included); "
-          "h2d: all inputs up; d2h: the result down.")
+    print("lazy-xla, jax.jit: one call waited for, inputs resident (the host's dispatch "
+          "included); lazy dev, jit dev: the compiled programs alone, 20 calls back to back "
+          "(device time); lazy pipe: 20 whole evaluations back to back (graph building "
+          "overlapping the device); h2d: all inputs up; d2h: the result down.")
     print(f"numba imported: {sys.modules.get('numba') is not None}")
     return 1 if failed else 0
 
