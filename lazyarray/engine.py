@@ -241,10 +241,15 @@ def _materialize(nodes: list[Node], host: bool) -> None:
             outs = interpret_graph(order, pending)
             debug.interpreted(order)
         elif not host and (device := device_backend(order)) is not None:
+            sole = _sole_device_buffers(order, pending) if device.donates else set()
             module, args = lower(pending, order, leaf=device.leaf)
             optimized = optimize(module, device.passes)
             trace = Trace()
-            outs = device.run(optimized, args, trace, False)
+            if sole:  # buffers nothing else observes: the backend may write its results there
+                free = frozenset(k for k, a in enumerate(args) if id(a) in sole)
+                outs = device.run(optimized, args, trace, False, free=free)
+            else:
+                outs = device.run(optimized, args, trace, False)
             for node, flat in zip(pending, outs, strict=True):
                 node.realize_device(flat, device.name)
             _last = Report(module, optimized, trace.kernels, updates=trace.updates,
@@ -430,6 +435,24 @@ def _sole_buffers(order: list[Node], pending: list[Node]) -> set[int]:
     return sole
 
 
+def _sole_device_buffers(order: list[Node], pending: list[Node]) -> set[int]:
+    """`_sole_buffers` for leaves whose data lives only on a device: ids of the device arrays
+    nothing outside this evaluation's graph observes (buffer donation on the device)."""
+    inner = _inner_refs(order)
+    sole = set()
+    for n in order:
+        if n.op == "buffer" and id(n) in inner and n._host is None and n.device is not None \
+                and sys.getrefcount(n) - inner[id(n)] == _IDLE[0] \
+                and sys.getrefcount(n.device) == _DEVICE_IDLE:
+            sole.add(id(n.device))
+    if sole:
+        sole -= _read_later(order, inner, pending)
+    return sole
+
+
+_DEVICE_IDLE = 2  # references to a device array its node alone holds (+ getrefcount's)
+
+
 def _read_later(order: list[Node], inner: dict, pending: list[Node]) -> set[int]:
     """ids of the buffers that a node of `order` reads, directly or through other nodes, when
     that node is held outside the graph (a live array's version, a view's memo, another
@@ -448,6 +471,8 @@ def _read_later(order: list[Node], inner: dict, pending: list[Node]) -> set[int]
         if n.op == "buffer":
             if n._host is not None:
                 out.add(id(n._host))
+            if n.device is not None:
+                out.add(id(n.device))
         elif not n.realized:
             held.extend(n.srcs)
     return out

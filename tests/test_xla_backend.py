@@ -10,6 +10,7 @@ so that the file stays fast. The whole differential suite runs on this backend i
 import os
 import subprocess
 import sys
+import warnings
 
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
                                    "--xla_llvm_disable_expensive_passes=true")
@@ -312,6 +313,66 @@ def test_subnormal_inputs_are_known_without_a_device_check(xla):
     assert q._node.device[0] == 0 and backend.last_run().rerun == ""
 
 
+def test_writes_donate_dead_versions_and_keep_observed_ones(xla):
+    """A write whose old version nothing observes gives its buffer to XLA (donation: the
+    update runs in place, `buffers_donated`); a pending reader of the old version, a copy or
+    a view keeps it, and every value is NumPy's."""
+    ref = np.zeros(1000) + 1
+    x = la.zeros(1000) + 1
+    la.evaluate(x)
+    doubled, copied, window = x * 2, x.copy(), x[2:6]  # readers of the version before
+    ref_doubled, ref_copied, ref_window = ref * 2, ref.copy(), ref[2:6]
+    before = _count("buffers_donated")
+    for i in range(6):
+        x[i] = i
+        ref[i] = i
+        la.evaluate(x)
+    assert _count("buffers_donated") - before == 5  # all but the first write
+    assert "donated float64[1000]" in str(backend_last_run())
+    la.evaluate(doubled, copied)
+    for got, want in ((x, ref), (doubled, ref_doubled), (copied, ref_copied),
+                      (window, ref_window)):
+        assert_like_numpy(got, want, rtol=0, atol=0)
+    with warnings.catch_warnings():  # (XLA warns about a donated buffer it cannot use)
+        warnings.simplefilter("error")
+        y = la.arange(8.0) * 3
+        la.evaluate(y)
+        y[1:3] = y[5:7]  # the update reads the version it overwrites
+        want = np.arange(8.0) * 3
+        want[1:3] = want[5:7]
+        assert_like_numpy(y, want, rtol=0, atol=0)
+
+
+def test_loops_over_rows_and_windows_compile_one_program(xla):
+    """Where a slice reads and an update writes are arguments of the program: a loop over
+    rows, strided rows, columns or windows compiles one program per kind, not one per
+    position, with NumPy's values."""
+    x = la.zeros((30, 40), dtype=np.float32) + 1
+    ref = np.ones((30, 40), np.float32)
+    la.evaluate(x)
+    before = _count("xla_compiles")
+    for i in range(8):
+        x[i, 3:40:3] = float(i)
+        ref[i, 3:40:3] = i
+        la.evaluate(x)
+        x[:, i] = x[:, i + 1] * 2
+        ref[:, i] = ref[:, i + 1] * 2
+        la.evaluate(x)
+    assert _count("xla_compiles") - before == 2  # one program per kind of write
+    assert_like_numpy(x, ref, rtol=0, atol=0)
+    before = _count("xla_compiles")
+    for i in range(8):
+        w = x[i:i + 5, 2:30:4] * 2 - x[i + 1:i + 6, 1:29:4]
+        assert_like_numpy(w, ref[i:i + 5, 2:30:4] * 2 - ref[i + 1:i + 6, 1:29:4])
+    assert _count("xla_compiles") - before == 1
+
+
+def backend_last_run():
+    from lazyarray.backends import xla as backend
+
+    return backend.last_run()
+
+
 def test_fallbacks_are_counted_and_explained(xla):
     a = np.array([3.0, 1.0, 2.0, np.nan, 0.5])
     x = la.asarray(a)
@@ -367,6 +428,28 @@ def test_backend_from_the_environment():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_programs_are_kept_on_disk_for_the_next_process(tmp_path):
+    """JAX's persistent compilation cache, under lazyarray's cache directory: a second
+    process loads the program the first one compiled (JAX's cache-hit event)."""
+    code = ("import numpy as np, lazyarray as la, jax\n"
+            "hits = []\n"
+            "jax.monitoring.register_event_listener(\n"
+            "    lambda e, **kw: hits.append(e) if e.endswith('cache_hits') else None)\n"
+            "with la.options(backend='xla', eager_threshold=0):\n"
+            "    y = (la.sin(la.asarray(np.arange(10.0))) * 3 + 1).sum()\n"
+            "    assert abs(float(y) - float((np.sin(np.arange(10.0)) * 3 + 1).sum())) < 1e-12\n"
+            "print('hits', len(hits))\n")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", LAZYARRAY_CACHE_DIR=str(tmp_path))
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    outs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        outs.append(proc.stdout.split()[-1])
+    assert outs == ["0", "1"] and any((tmp_path / "xla").iterdir())
 
 
 def test_accelerator_script_runs_on_the_cpu_client(capsys):

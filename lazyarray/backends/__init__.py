@@ -35,6 +35,7 @@ class Backend:
     leaf: Callable | None = None  # a realized buffer node -> its kernel argument (None: host)
     to_device: Callable | None = None  # a host array -> the same values in this memory
     device_results: bool = False  # outputs stay in the backend's memory (`realize_device`)
+    donates: bool = False  # run(..., free=indices) may overwrite those arguments' buffers
     module: ModuleType | None = None  # the backend's own API (`to_dask`, `cache_clear`, ...)
 
 

@@ -37,17 +37,32 @@ import numpy as np
 
 from lazyarray import stats
 from lazyarray.backends import Backend
-from lazyarray.backends.xla_lower import build, host_module, structure
+from lazyarray.backends.xla_lower import build, host_module, positions, structure
 from lazyarray.graph import node as graph_node
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import interpret
 from lazyarray.passes import dce, simplify
-from lazyarray.runtime import threads
+from lazyarray.runtime import diskcache, threads
 from lazyarray.runtime.kernels import KernelRecord, Trace
 
 jax.config.update("jax_enable_x64", True)
 if importlib.util.find_spec("numba") is None:  # a machine with JAX and no Numba (a TPU
     threads.thread_controls = lambda: None  # host): the host's copies are NumPy's own
+
+
+
+def _persistent_cache() -> None:
+    """JAX's compilation cache on disk, beside lazyarray's kernels (`<cache>/xla`), every
+    program kept: a new process loads the programs an earlier one compiled. A cache the user
+    configured for JAX stays theirs."""
+    if jax.config.jax_compilation_cache_dir or os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        return
+    jax.config.update("jax_compilation_cache_dir", os.path.join(diskcache.base_dir(), "xla"))
+    if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in os.environ:
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+
+
+_persistent_cache()
 
 NAME = "xla"
 # XLA on CPU and TPU computes with subnormal floats flushed to zero. "check" (default): an
@@ -57,6 +72,7 @@ NAME = "xla"
 SUBNORMALS = os.environ.get("LAZYARRAY_XLA_SUBNORMALS", "check")
 PASSES = (simplify, dce)  # XLA fuses, picks layouts and calls its own matmul
 MAX_PROGRAMS = 512  # compiled programs kept (least recently used beyond this are dropped)
+DONATE = os.environ.get("LAZYARRAY_XLA_DONATE", "1") != "0"  # dead versions' buffers to XLA
 
 
 # ---- transfers -----------------------------------------------------------------------------
@@ -71,6 +87,7 @@ class RunInfo:
     compile_s: float = 0.0
     fallbacks: list = field(default_factory=list)  # instructions run on the host
     transfers: list = field(default_factory=list)  # "to device f64[1000] 8000 bytes", ...
+    donated: list = field(default_factory=list)  # arguments whose buffers took results
     rerun: str = ""  # why the module ran on the host interpreter after all
 
     def __str__(self) -> str:
@@ -80,6 +97,7 @@ class RunInfo:
         if self.fallbacks:
             lines.append("  on the host (counted fallbacks): " + ", ".join(self.fallbacks))
         lines += [f"  transfer {t}" for t in self.transfers] or ["  no transfers"]
+        lines += [f"  donated {t} (written in place)" for t in self.donated]
         if self.status == "host":
             lines[0] = f"the module runs on the host interpreter (device {self.device})"
         if self.rerun:
@@ -180,8 +198,15 @@ def is_device_array(x) -> bool:
 class Program:
     key: str
     lowered: object  # xla_lower.Lowered
+    donated: tuple = ()  # argument indices whose buffers XLA may write its results into
     compiled: object = None  # jax's Compiled for the argument signature
     compile_s: float = 0.0
+
+    def call(self, args: list, consts: list, pos: np.ndarray) -> tuple:
+        """(outputs, check): the compiled program on `args` (donated ones apart)."""
+        d = set(self.donated)
+        return self.compiled([args[k] for k in self.donated],
+                             [a for k, a in enumerate(args) if k not in d], consts, pos)
 
 
 _cache: OrderedDict[tuple, Program] = OrderedDict()
@@ -202,15 +227,15 @@ def _structure(module: Module) -> tuple:
     return s
 
 
-def _program(module: Module) -> tuple[Program, bool]:
-    k = (_structure(module), SUBNORMALS)
+def _program(module: Module, donated: tuple = ()) -> tuple[Program, bool]:
+    k = (_structure(module), SUBNORMALS, donated)
     with _lock:
         p = _cache.get(k)
         if p is not None:
             _cache.move_to_end(k)
             return p, True
     p = Program(hashlib.sha256(repr(k).encode()).hexdigest()[:16],
-                build(module, SUBNORMALS))
+                build(module, SUBNORMALS), donated)
     with _lock:
         p = _cache.setdefault(k, p)
         while len(_cache) > MAX_PROGRAMS:
@@ -218,11 +243,51 @@ def _program(module: Module) -> tuple[Program, bool]:
     return p, False
 
 
-def _compile(p: Program, args: list, consts: list) -> None:
+def _donatable(module: Module, args: list, free: frozenset) -> tuple:
+    """The arguments among `free` (nothing else observes them) that an update writes into
+    (donated, XLA updates them in place instead of copying them first) and whose buffers can
+    hold an output: a device array of an output's shape and dtype, at most one per output
+    (XLA warns about a donated buffer it cannot use)."""
+    instrs = module.instrs
+    bases = set()
+    for ins in instrs:
+        if ins.opcode == "update":
+            b = instrs[ins.operands[0]]
+            while b.opcode == "update":
+                b = instrs[b.operands[0]]
+            if b.opcode == "parameter":
+                bases.add(b.attr("index"))
+    want: dict = {}
+    for o in module.outputs:
+        i = instrs[o]
+        want[(i.shape, i.dtype)] = want.get((i.shape, i.dtype), 0) + 1
+    out = []
+    for k in sorted(free & bases):
+        a = args[k]
+        key = (tuple(np.shape(a)), np.dtype(a.dtype)) if is_device_array(a) else None
+        if want.get(key):
+            want[key] -= 1
+            out.append(k)
+    return tuple(out)
+
+
+def _compile(p: Program, args: list, consts: list, pos: np.ndarray) -> None:
     t0 = time.perf_counter()
     spec = ([jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args],
-            [jax.ShapeDtypeStruct(np.shape(c), np.asarray(c).dtype) for c in consts])
-    p.compiled = jax.jit(p.lowered.fn).lower(*spec).compile()
+            [jax.ShapeDtypeStruct(np.shape(c), np.asarray(c).dtype) for c in consts],
+            jax.ShapeDtypeStruct(pos.shape, pos.dtype))
+    if p.donated and jax.eval_shape(p.lowered.fn, *spec)[1] is not None:
+        p.donated = ()  # a failed check reruns the module on the host from its arguments
+    d, fn = set(p.donated), p.lowered.fn
+
+    def given_kept(given: list, kept: list, cs: list, ps):
+        it_given, it_kept = iter(given), iter(kept)
+        return fn([next(it_given) if k in d else next(it_kept) for k in range(len(args))],
+                  cs, ps)
+
+    split = ([s for k, s in enumerate(spec[0]) if k in d],
+             [s for k, s in enumerate(spec[0]) if k not in d], spec[1], spec[2])
+    p.compiled = jax.jit(given_kept, donate_argnums=(0,)).lower(*split).compile()
     p.compile_s = time.perf_counter() - t0
     stats.bump("xla_compiles")
     stats.bump("compiles")
@@ -233,9 +298,12 @@ def device_name() -> str:
     return f"{d.platform}:{d.id} ({d.device_kind})"
 
 
-def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = False) -> list:
+def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = False,
+            free: frozenset = frozenset()) -> list:
     """Run an optimized module on device arrays `args`; returns one `jax.Array` per output.
-    With `dry` (explain), only looks the program up and records what would run."""
+    With `dry` (explain), only looks the program up and records what would run. `free`:
+    indices of arguments nothing else observes, whose buffers XLA may write results into
+    (donation: an update of a dead version writes in place)."""
     if host_module(module):  # subnormal results are its point: NumPy's, on the host
         info = RunInfo(device_name(), "-", "host", fallbacks=["the whole module"])
         info.transfers, _uploads[:] = list(_uploads), []
@@ -246,8 +314,9 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
             return [None for _ in module.outputs]
         _last[0] = info
         return _on_host(module, args)
-    p, hit = _program(module)
+    p, hit = _program(module, _donatable(module, args, free) if free and DONATE else ())
     consts = [np.asarray(i.value) for i in module.instrs if i.opcode == "constant"]
+    pos = positions(module)
     subnormal = SUBNORMALS != "flush" and any(map(holds_subnormal, [*args, *consts]))
     info = RunInfo(device_name(), p.key, "hit" if hit and p.compiled is not None else "miss",
                    fallbacks=list(p.lowered.fallbacks))
@@ -261,16 +330,20 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
         info.rerun = "a float input holds a subnormal (XLA would read it as zero)"
         return _on_host(module, args)
     if p.compiled is None:
-        _compile(p, args, consts)
+        _compile(p, args, consts, pos)
         info.compile_s = p.compile_s
     stats.bump("xla_runs")
     stats.bump("kernels_launched")
     if p.lowered.fallbacks:
         stats.bump("host_fallbacks", len(p.lowered.fallbacks))
-    outs, bad = p.compiled(list(args), consts)
+    if p.donated:
+        stats.bump("buffers_donated", len(p.donated))
+        info.donated = [_describe(np.shape(args[k]), args[k].dtype, args[k].nbytes)
+                        for k in p.donated]
+    elif KEEP_LAST_CALL:
+        last_call[0] = (p, list(args), consts, pos)
+    outs, bad = p.call(list(args), consts, pos)
     _last[0] = info
-    if KEEP_LAST_CALL:
-        last_call[0] = (p.compiled, list(args), consts)
     if bad is not None and bool(bad):  # NumPy's values or NumPy's error, from its own call
         info.rerun = ("a value-dependent check failed (an index out of bounds, a negative "
                       "integer power, a subnormal result)")
@@ -302,7 +375,7 @@ def last_run() -> RunInfo | None:
     return _last[0]
 
 
-BACKEND = Backend(NAME, PASSES, execute, leaf=device_leaf, to_device=to_device,
+BACKEND = Backend(NAME, PASSES, execute, leaf=device_leaf, to_device=to_device, donates=True,
                   device_results=True, module=sys.modules[__name__])
 
 __all__ = ["BACKEND", "cache_clear", "device_leaf", "execute", "last_run", "peek_leaf",

@@ -1,8 +1,9 @@
 """An optimized HLO module as one JAX function (`jax.lax` / `jax.numpy` calls), for `xla.py`.
 
-`build(module)` returns a `Lowered`: a Python function `fn(args, consts)` that JAX traces
-once per module structure and XLA compiles (the module's constants are its arguments
-`consts`, so a loop that changes a scalar compiles nothing), and the names of the
+`build(module)` returns a `Lowered`: a Python function `fn(args, consts, positions)` that JAX
+traces once per module structure and XLA compiles (the module's constants are its arguments
+`consts`, and where its slices read and its updates write are `positions`, so a loop that
+changes a scalar or moves along rows compiles nothing), and the names of the
 instructions that run on the host inside the function (`fallbacks`).
 
 Operands arrive in NumPy's loop dtypes (lowering inserted the `convert`s), so each rule only
@@ -165,17 +166,73 @@ def host_module(module: Module) -> bool:
 
 @dataclass
 class Lowered:
-    fn: object  # fn(args, consts) -> (outputs, any check set or None): for jax.jit; consts:
-    # the module's constant values in order (a module of the same structure passes its own)
+    fn: object  # fn(args, consts, positions) -> (outputs, any check set or None): for
+    # jax.jit; consts: the module's constant values in order, positions: `positions(module)`
+    # (a module of the same structure passes its own)
     fallbacks: list[str] = field(default_factory=list)  # instructions run on the host
 
 
 def structure(module: Module) -> tuple:
-    """The module's structure with constant values masked: modules equal under it lower to
-    the same function (constants are arguments)."""
-    return (tuple((i.opcode, i.operands, i.shape, i.dtype.str, i.attrs,
+    """The module's structure with constant values and positions masked: modules equal under
+    it lower to the same function (constants and positions are arguments)."""
+    return (tuple((i.opcode, i.operands, i.shape, i.dtype.str, _placeless(i, module),
                    i.value.dtype.str if i.opcode == "constant" else None)
                   for i in module.instrs), module.outputs)
+
+
+# ---- positions as arguments -------------------------------------------------------------------
+# Where a slice reads and where an update writes are arguments of the program (an int64
+# vector, `positions`), not part of its structure: a loop over rows, columns or windows of
+# the same extent runs one compiled program (`lax.dynamic_slice`, `dynamic_update_slice`).
+
+def _dynamic_slices(ins: Instr) -> tuple | None:
+    """((count, step) per axis) of a slice with positive steps and no empty axis, else None
+    (it stays static)."""
+    out = []
+    for a, b, c in ins.attr("slices"):
+        if c <= 0 or b < 0 or a < 0:
+            return None
+        n = len(range(a, b, c))
+        if n == 0:
+            return None
+        out.append((n, c))
+    return tuple(out)
+
+
+def _region(ins: Instr, module: Module) -> tuple:
+    """(kind, shape of the region, starts) of an update: ("box", (steps, order, counts)) with
+    the base coordinates of its first element, or ("scatter", strides) with its offset."""
+    base = module.instrs[ins.operands[0]].shape
+    vshape = module.instrs[ins.operands[1]].shape
+    offset, strides = ins.attr("offset"), tuple(ins.attr("strides"))
+    box = _as_box(_flat_region(offset, strides, vshape), base) if 0 not in vshape else None
+    if box is None:
+        return ("scatter", strides), (offset,)
+    slices, order, counts = box
+    return ("box", (tuple(x.step or 1 for x in slices), order, counts)), tuple(
+        x.start for x in slices)
+
+
+def _placeless(ins: Instr, module: Module) -> tuple:
+    if ins.opcode == "slice":
+        dyn = _dynamic_slices(ins)
+        if dyn is not None:
+            return (("extent", dyn),)
+    elif ins.opcode == "update":
+        region, _ = _region(ins, module)
+        return tuple((k, v) for k, v in ins.attrs if k != "offset") + (("region", region),)
+    return ins.attrs
+
+
+def positions(module: Module) -> np.ndarray:
+    """The module's positions, in instruction order (the program's third argument)."""
+    out: list[int] = []
+    for ins in module.instrs:
+        if ins.opcode == "slice" and _dynamic_slices(ins) is not None:
+            out.extend(a for a, _, _ in ins.attr("slices"))
+        elif ins.opcode == "update":
+            out.extend(_region(ins, module)[1])
+    return np.asarray(out, dtype=np.int64)
 
 
 def host_only(ins: Instr, module: Module) -> bool:
@@ -338,26 +395,47 @@ def _gather(ins: Instr, x, idx: list):
     return out, bad
 
 
-def _update(ins: Instr, base, value):
-    """`base` with the elements at offset + sum(i_k * strides_k) (flat, C order) replaced."""
-    offset, strides = ins.attr("offset"), tuple(ins.attr("strides"))
-    vshape = tuple(value.shape)
-    if 0 in vshape:
-        return base
+def _flat_region(offset: int, strides: tuple, vshape: tuple) -> np.ndarray:
+    """The flat (C order) indices offset + sum(i_k * strides_k) of a region of shape vshape."""
     flat = np.full(vshape, offset, np.int64)
     for d, s in enumerate(strides):
         placed = [1] * len(vshape)
         placed[d] = vshape[d]
         flat = flat + np.arange(vshape[d], dtype=np.int64).reshape(placed) * s
-    box = _as_box(flat, base.shape)
-    if box is not None:
-        slices, order, counts = box
+    return flat
+
+
+def _update(ins: Instr, module: Module, base, value, starts: list):
+    """`base` with the elements at offset + sum(i_k * strides_k) (flat, C order) replaced;
+    `starts`: the region's position (`_region`), traced."""
+    vshape = tuple(value.shape)
+    if 0 in vshape:
+        return base
+    (kind, shape), _ = _region(ins, module)
+    if kind == "box":
+        steps, order, counts = shape
         v = jnp.transpose(value, order) if order != tuple(range(len(order))) else value
-        return base.at[slices].set(v.reshape(counts))
+        v = v.reshape(counts)
+        if any(s != 1 for s in steps):  # the window the strided box spans, updated
+            window = [(n - 1) * s + 1 for n, s in zip(counts, steps, strict=True)]
+            w = lax.dynamic_slice(base, starts, window)
+            v = w.at[tuple(slice(None, None, s) for s in steps)].set(v)
+        return lax.dynamic_update_slice(base, v, starts)
+    flat = starts[0] + _flat_region(0, shape[1], vshape)
     out = base.reshape(-1).at[flat.reshape(-1)].set(value.reshape(-1),
                                                    indices_are_sorted=False,
                                                    unique_indices=True)
     return out.reshape(base.shape)
+
+
+def _slice(ins: Instr, x, starts: list):
+    """A slice with positive steps at traced `starts`: the window it spans, then its steps."""
+    extent = _dynamic_slices(ins)
+    window = [(n - 1) * c + 1 for n, c in extent]
+    w = lax.dynamic_slice(x, starts, window)
+    if any(c != 1 for _, c in extent):
+        w = w[tuple(slice(None, None, c) for _, c in extent)]
+    return w
 
 
 def _as_box(flat: np.ndarray, shape: tuple):
@@ -427,10 +505,10 @@ def build(module: Module, subnormals: str = "check") -> Lowered:
     strict = subnormals == "strict"
     fallbacks = [f"%{k} {i.opcode}" for k, i in enumerate(module.instrs) if host_only(i, module)]
 
-    def fn(args, cs):
+    def fn(args, cs, pos):
         vals: list = [None] * len(module.instrs)
         flags: list = []
-        c = 0
+        c = j = 0
         for k, ins in enumerate(module.instrs):
             op = ins.opcode
             xs = [vals[o] for o in ins.operands]
@@ -448,6 +526,9 @@ def build(module: Module, subnormals: str = "check") -> Lowered:
                 v = _convert(xs[0], ins.dtype)
             elif op == "select":
                 v = jnp.where(*xs)
+            elif op == "slice" and _dynamic_slices(ins) is not None:
+                n = len(ins.attr("slices"))
+                v, j = _slice(ins, xs[0], [pos[j + d] for d in range(n)]), j + n
             elif op in ("reshape", "transpose", "slice", "broadcast"):
                 v = _movement(ins, xs[0])
             elif op == "reduce":
@@ -460,7 +541,10 @@ def build(module: Module, subnormals: str = "check") -> Lowered:
             elif op == "gather":
                 v, check = _gather(ins, xs[0], xs[1:])
             elif op == "update":
-                v = _update(ins, xs[0], xs[1].astype(ins.dtype))
+                n = len(_region(ins, module)[1])
+                v = _update(ins, module, xs[0], xs[1].astype(ins.dtype),
+                            [pos[j + d] for d in range(n)])
+                j += n
             elif op == "dot":
                 v = _dot(ins, *xs)
             else:
