@@ -44,8 +44,8 @@ def test_second_process_compiles_nothing(tmp_path):
 
 def test_corrupt_entries_are_rebuilt(tmp_path):
     run_program(str(tmp_path))
-    entries = glob.glob(str(tmp_path / "*" / "__pycache__" / "*"))
-    sources = glob.glob(str(tmp_path / "*" / "lazyarray_kernel_*.py"))
+    entries = glob.glob(str(tmp_path / "*" / "*" / "__pycache__" / "*"))
+    sources = glob.glob(str(tmp_path / "*" / "*" / "lazyarray_kernel_*.py"))
     assert entries and sources
     for f in entries:
         with open(f, "wb") as fh:
@@ -101,7 +101,7 @@ def test_unsafe_directory_is_refused(tmp_path):
     result, err = run_program(str(unsafe))
     assert result["ok"]
     assert "not using kernel cache directory" in err
-    assert not glob.glob(str(unsafe / "*" / "lazyarray_kernel_*.py"))
+    assert not glob.glob(str(unsafe / "*" / "*" / "lazyarray_kernel_*.py"))
 
 
 def test_cache_command_reports_and_clears(tmp_path):
@@ -163,14 +163,16 @@ def _fake_kernels(path, n):
     """n kernel source files (and a Numba index each) with increasing access times."""
     from lazyarray.runtime import diskcache
 
-    os.makedirs(os.path.join(path, "__pycache__"), exist_ok=True)
     names = []
     for i in range(n):
-        name = f"{diskcache.PREFIX}{i:024x}"
-        src = os.path.join(path, name + ".py")
+        key = f"{i:024x}"[::-1]  # (the shards differ)
+        name = diskcache.PREFIX + key
+        folder = diskcache.kernel_folder(path, key)
+        os.makedirs(os.path.join(folder, "__pycache__"), exist_ok=True)
+        src = os.path.join(folder, name + ".py")
         with open(src, "w") as f:
             f.write("# kernel\n")
-        with open(os.path.join(path, "__pycache__", name + ".kernel-1.py311.nbi"), "w") as f:
+        with open(os.path.join(folder, "__pycache__", name + ".kernel-1.py311.nbi"), "w") as f:
             f.write("index")
         os.utime(src, (1_000_000 + i, 1_000_000 + i))
         names.append(name)
@@ -184,8 +186,8 @@ def test_evict_removes_least_recently_used_with_their_numba_entries(tmp_path):
     assert diskcache.evict(str(tmp_path), keep=4) == 2
     left = sorted(os.path.basename(f)[:-3] for f in diskcache.kernel_files(str(tmp_path)))
     assert left == names[2:]
-    assert sorted(os.listdir(tmp_path / "__pycache__")) == sorted(
-        n + ".kernel-1.py311.nbi" for n in names[2:])
+    assert sorted(os.path.basename(f) for f in glob.glob(str(tmp_path / "*" / "__pycache__" / "*"))
+                  ) == sorted(n + ".kernel-1.py311.nbi" for n in names[2:])
 
 
 def test_evict_tolerates_files_another_process_removed(tmp_path, monkeypatch):
@@ -194,7 +196,8 @@ def test_evict_tolerates_files_another_process_removed(tmp_path, monkeypatch):
 
     names = _fake_kernels(str(tmp_path), 6)
     real_stat = os.stat
-    gone = os.path.join(str(tmp_path), names[0] + ".py")
+    gone = os.path.join(diskcache.kernel_folder(str(tmp_path), names[0][len(diskcache.PREFIX):]),
+                        names[0] + ".py")
 
     def stat(p, *a, **k):
         if p == gone:

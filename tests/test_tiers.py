@@ -82,7 +82,7 @@ def test_worker_finishes_the_queue_after_the_user_process_exits(tmp_path):
     r = run_program(str(tmp_path), wait="None")
     assert r["at_first"]["background_jobs"] == 1 and r["after"]["kernels_launched"] == 0
     deadline = time.monotonic() + 300
-    while not glob.glob(os.path.join(tmp_path, "*", "__pycache__", "*.built")):
+    while not glob.glob(os.path.join(tmp_path, "*", "*", "__pycache__", "*.built")):
         assert time.monotonic() < deadline, "the worker left no kernel behind"
         time.sleep(0.5)
     again = run_program(str(tmp_path))

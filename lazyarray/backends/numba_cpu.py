@@ -1,6 +1,6 @@
 """Numba CPU backend: compile generated kernel source, with Numba's own disk cache.
 
-Each kernel's source is written once (atomically) to `<cache_dir>/lazyarray_kernel_<key>.py`
+Each kernel's source is written once (atomically) to `<folder>/lazyarray_kernel_<key>.py`
 and imported under a registered module name, so `njit(cache=True)` can find it again in a new
 process. Numba's cache files of a kernel (`__pycache__/lazyarray_kernel_<key>.*.nbi/.nbc`)
 are sealed with their SHA-256 digests after every compile (`<key>.sums` beside them) and
@@ -162,9 +162,10 @@ def import_source(name: str, path: str, text: str, counter: str = "disk_writes")
     return module
 
 
-def compile_kernel(key: str, source: str, cache_dir: str, counter: str = "disk_writes"):
-    """(parallel, serial) dispatchers for `source`, which defines `kernel` (a new source file
-    is counted under `counter`).
+def compile_kernel(key: str, source: str, folder: str, counter: str = "disk_writes"):
+    """(parallel, serial) dispatchers for `source`, which defines `kernel`, its module kept in
+    `folder` (the cache's `diskcache.kernel_folder`; a new source file is counted under
+    `counter`).
 
     Small launches take the serial one: waking the worker threads costs more than it saves.
     The first is compiled with 512-bit vectors where the CPU has them (see `vector_width`).
@@ -175,7 +176,8 @@ def compile_kernel(key: str, source: str, cache_dir: str, counter: str = "disk_w
     text = (f"# lazyarray kernel {key}\n" + _PRELUDE + deco.format(parallel) + source + "\n\n"
             + deco.format(False) + serial)
     name = f"lazyarray_kernel_{key}"
-    path = os.path.join(cache_dir, name + ".py")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, name + ".py")
     with _lock:
         module = import_source(name, path, text, counter)
     if vector_width.enabled():

@@ -249,9 +249,10 @@ def _module(entry: Entry):
     if entry.module is None:
         text = f"# lazyarray CUDA kernel {entry.key}\n" + cg.PRELUDE + entry.source
         name = PREFIX + entry.key
-        path = os.path.join(diskcache.cache_dir(), name + ".py")
-        entry.module = import_source(name, path, text)
-        diskcache.evict(diskcache.cache_dir())
+        folder = diskcache.kernel_folder(diskcache.cache_dir(), entry.key)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        entry.module = import_source(name, os.path.join(folder, name + ".py"), text)
+        diskcache.evict_now_and_then(diskcache.cache_dir())
     return entry.module
 
 

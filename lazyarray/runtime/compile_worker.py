@@ -24,8 +24,8 @@ def build(job: dict, modules: dict) -> None:
 
     kernel = modules.get(job["key"])
     if kernel is None:
-        kernel = modules[job["key"]] = numba_cpu.compile_kernel(job["key"], job["source"],
-                                                                job["path"])
+        kernel = modules[job["key"]] = numba_cpu.compile_kernel(
+            job["key"], job["source"], diskcache.kernel_folder(job["path"], job["key"]))
     fn = job["fn"] == "kernel_serial"
     numba_cpu.build_signature(kernel[fn], numba_cpu.numba_signature(job["sig"]))
     diskcache.mark_built(job["path"], job["key"], int(fn), tuple(map(tuple, job["sig"])))

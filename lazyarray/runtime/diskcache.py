@@ -1,9 +1,11 @@
 """The on-disk kernel cache: one directory per (lazyarray, Numba, llvmlite, NumPy, codegen)
 version, private to the user, bounded in size.
 
-Each kernel is a generated source file `lazyarray_kernel_<signature>.py`; Numba's own cache
-(`cache=True`) keeps the compiled machine code beside it in `__pycache__`, keyed further by the
-CPU model and features. A new process that meets a known signature loads instead of compiling.
+Each kernel is a generated source file `<shard>/lazyarray_kernel_<signature>.py` (the shard:
+the signature's first two hex digits, so that no folder holds more than a small part of the
+cache: looking up one kernel's files never scans thousands); Numba's own cache (`cache=True`)
+keeps the compiled machine code beside it in `<shard>/__pycache__`, keyed further by the CPU
+model and features. A new process that meets a known signature loads instead of compiling.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from lazyarray.version import __version__
 
 log = logging.getLogger("lazyarray")
 
+LAYOUT = 2  # of the folders and files below a version's directory (2: sharded by key)
 MAX_KERNELS = 4096  # least recently used kernels beyond this are evicted
 PREFIX = "lazyarray_kernel_"
 # The modules of the scalar helpers kernels call (`numba_scalar` imports the others): the tag
@@ -55,7 +58,8 @@ def version_tag() -> str:
     helpers = digest.hexdigest()[:8]
     wide = "-v512" if vector_width.enabled() else ""
     return (f"lazyarray-{__version__}-numba{numba_version}-llvmlite{llvmlite_version}"
-            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}-l{loops_tag()}{wide}")
+            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}-l{loops_tag()}{wide}"
+            f"-d{LAYOUT}")
 
 
 def _dist_version(name: str) -> str:
@@ -112,8 +116,26 @@ def _resolve(base: str) -> str:
         return tempfile.mkdtemp(prefix="lazyarray-")
 
 
+def kernel_folder(path: str, key: str) -> str:
+    """The folder of kernel `key`'s source and Numba's files (`<path>/<shard>`)."""
+    return os.path.join(path, key[:2])
+
+
 def kernel_files(path: str | None = None) -> list[str]:
-    return glob.glob(os.path.join(path or cache_dir(), PREFIX + "*.py"))
+    return glob.glob(os.path.join(path or cache_dir(), "*", PREFIX + "*.py"))
+
+
+EVICT_EVERY = 64  # kernel modules a process imports between two looks at the cache's size
+_imports = [0]
+
+
+def evict_now_and_then(path: str) -> int:
+    """`evict`, on the first kernel module a process imports and every EVICT_EVERY-th after
+    (a look lists and stats every kernel: the cache may overshoot MAX_KERNELS by that many
+    per process between looks)."""
+    n = _imports[0]
+    _imports[0] = n + 1
+    return evict(path) if n % EVICT_EVERY == 0 else 0
 
 
 def evict(path: str, keep: int = MAX_KERNELS) -> int:
@@ -131,7 +153,8 @@ def evict(path: str, keep: int = MAX_KERNELS) -> int:
     doomed = [f for _, f in stamped[: len(stamped) - keep]]
     for f in doomed:
         name = os.path.basename(f)[:-3]
-        for g in [f, *glob.glob(os.path.join(path, "__pycache__", name + ".*"))]:
+        for g in [f, *glob.glob(os.path.join(os.path.dirname(f), "__pycache__",
+                                             glob.escape(name) + ".*"))]:
             try:
                 os.remove(g)
             except OSError:
@@ -145,7 +168,7 @@ def built_marker(path: str, key: str, fn: int, sig: tuple) -> str:
     it launches the kernel at once (loading it), instead of interpreting while a worker looks.
     It lives beside Numba's files, so eviction and purging take it with them."""
     h = hashlib.sha256(repr(sig).encode()).hexdigest()[:16]
-    return os.path.join(path, "__pycache__", f"{PREFIX}{key}.f{fn}-{h}.built")
+    return os.path.join(kernel_folder(path, key), "__pycache__", f"{PREFIX}{key}.f{fn}-{h}.built")
 
 
 def mark_built(path: str, key: str, fn: int, sig: tuple) -> None:
@@ -160,9 +183,9 @@ def mark_built(path: str, key: str, fn: int, sig: tuple) -> None:
 
 def purge(path: str, key: str) -> None:
     """Forget one kernel's files (a corrupt or incompatible entry is rebuilt, not trusted)."""
-    name = PREFIX + key
-    for f in [os.path.join(path, name + ".py"),
-              *glob.glob(os.path.join(path, "__pycache__", name + ".*"))]:
+    name, folder = PREFIX + key, kernel_folder(path, key)
+    for f in [os.path.join(folder, name + ".py"),
+              *glob.glob(os.path.join(folder, "__pycache__", glob.escape(name) + ".*"))]:
         try:
             os.remove(f)
         except OSError:
@@ -187,7 +210,8 @@ def kernels(path: str | None = None) -> list[dict]:
     rows = []
     for f in sorted(kernel_files(path)):
         name = os.path.basename(f)[:-3]
-        files = [f, *glob.glob(os.path.join(path, "__pycache__", glob.escape(name) + ".*"))]
+        files = [f, *glob.glob(os.path.join(os.path.dirname(f), "__pycache__",
+                                            glob.escape(name) + ".*"))]
         marks = [g for g in files if g.endswith(".built")]
         try:
             rows.append({"key": name[len(PREFIX):],

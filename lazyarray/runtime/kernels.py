@@ -177,8 +177,8 @@ def build_kernel(entry: KernelEntry, launch: Launch, args: list, path: str) -> N
     """Background job: import (or write) the kernel module and compile the specialization
     this launch needs; the kernel is published only once it is ready to run."""
     cpu = dispatch.numba_cpu()
-    kernel = cpu.compile_kernel(entry.key, entry.source, path)
-    diskcache.evict(path)
+    kernel = cpu.compile_kernel(entry.key, entry.source, diskcache.kernel_folder(path, entry.key))
+    diskcache.evict_now_and_then(path)
     chosen = dispatcher(kernel, math.prod(launch.sizes), False, False)
     t0 = time.perf_counter()
     entry.origin = cpu.build(chosen, args)
@@ -306,9 +306,10 @@ def ensure_kernel(entry: KernelEntry, counter: str = "disk_writes") -> tuple:
     with _compile_lock:
         if entry.kernel is None:
             path = diskcache.cache_dir()
-            entry.kernel = dispatch.numba_cpu().compile_kernel(entry.key, entry.source, path,
-                                                               counter=counter)
-            diskcache.evict(path)
+            entry.kernel = dispatch.numba_cpu().compile_kernel(
+                entry.key, entry.source, diskcache.kernel_folder(path, entry.key),
+                counter=counter)
+            diskcache.evict_now_and_then(path)
     return entry.kernel
 
 

@@ -207,7 +207,7 @@ def test_kernels_persist_on_disk(tmp_path):
         la.cache_clear()
         x = la.asarray(np.arange(12.0), device="cuda")
         np.asarray(la.cos(x) - 3)
-        files = glob.glob(f"{diskcache.cache_dir()}/{numba_cuda.PREFIX}*.py")
+        files = glob.glob(f"{diskcache.cache_dir()}/*/{numba_cuda.PREFIX}*.py")
         with open(files[0]) as f:
             assert len(files) == 1 and "def kernel(" in f.read()
         writes = la.cache_info()["disk_writes"]
