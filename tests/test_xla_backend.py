@@ -360,6 +360,10 @@ def test_loops_over_rows_and_windows_compile_one_program(xla):
         la.evaluate(x)
     assert _count("xla_compiles") - before == 2  # one program per kind of write
     assert_like_numpy(x, ref, rtol=0, atol=0)
+    for i in range(3):  # reversed rows: a scatter at a position
+        x[i, ::-2] = x[i + 1, 1::2]
+        ref[i, ::-2] = ref[i + 1, 1::2]
+    assert_like_numpy(x, ref, rtol=0, atol=0)
     before = _count("xla_compiles")
     for i in range(8):
         w = x[i:i + 5, 2:30:4] * 2 - x[i + 1:i + 6, 1:29:4]

@@ -421,7 +421,7 @@ def _update(ins: Instr, module: Module, base, value, starts: list):
             w = lax.dynamic_slice(base, starts, window)
             v = w.at[tuple(slice(None, None, s) for s in steps)].set(v)
         return lax.dynamic_update_slice(base, v, starts)
-    flat = starts[0] + _flat_region(0, shape[1], vshape)
+    flat = starts[0] + _flat_region(0, shape, vshape)
     out = base.reshape(-1).at[flat.reshape(-1)].set(value.reshape(-1),
                                                    indices_are_sorted=False,
                                                    unique_indices=True)
