@@ -445,7 +445,8 @@ def test_programs_are_kept_on_disk_for_the_next_process(tmp_path):
             "    y = (la.sin(la.asarray(np.arange(10.0))) * 3 + 1).sum()\n"
             "    assert abs(float(y) - float((np.sin(np.arange(10.0)) * 3 + 1).sum())) < 1e-12\n"
             "print('hits', len(hits))\n")
-    env = dict(os.environ, JAX_PLATFORMS="cpu", LAZYARRAY_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, JAX_PLATFORMS="cpu", LAZYARRAY_CACHE_DIR=str(tmp_path),
+               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0")  # (this one compiles fast)
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     outs = []
     for _ in range(2):
