@@ -371,6 +371,46 @@ def test_loops_over_rows_and_windows_compile_one_program(xla):
     assert _count("xla_compiles") - before == 1
 
 
+def test_regions_are_boxes_exactly_when_numpy_says_so():
+    """`xla_lower.box` reads a written region's box from its offset and strides alone; over
+    random views of random arrays, the box holds exactly the view's elements (NumPy's own
+    indices), and a region that is no box with positive steps is found not to be one."""
+    from lazyarray.backends.xla_lower import box
+
+    rng = np.random.default_rng(7)
+    found = 0
+    for _ in range(3000):
+        shape = tuple(int(n) for n in rng.integers(1, 6, rng.integers(1, 4)))
+        flat = np.arange(int(np.prod(shape))).reshape(shape)
+        key = tuple(slice(int(rng.integers(0, n)), int(rng.integers(0, n + 1)),
+                          int(rng.choice([1, 1, 2, 3, -1, -2]))) if rng.random() < 0.8
+                    else int(rng.integers(0, n)) for n in shape)
+        view = flat[key]
+        if rng.random() < 0.3 and view.ndim > 1:
+            view = view.transpose(rng.permutation(view.ndim))
+        if rng.random() < 0.2 and view.size and view.flags.c_contiguous:
+            view = view.reshape(-1)
+        if not view.size:
+            continue
+        strides = tuple(st // flat.itemsize for st in view.strides)
+        got = box(int(view.flat[0]), strides, view.shape, shape)
+        if got is None:  # then no box with positive steps holds exactly these elements
+            idx = np.unravel_index(np.sort(view.reshape(-1)), shape)
+            spans = [np.unique(i) for i in idx]
+            steps_ok = all(len(u) < 2 or len(set(np.diff(u))) == 1 for u in spans)
+            whole = np.prod([len(u) for u in spans]) == view.size
+            assert not (steps_ok and whole and (strides == tuple(abs(t) for t in strides))
+                        and all(t > 0 or m == 1 for t, m in zip(strides, view.shape))), (
+                shape, key, view.shape, strides)
+            continue
+        found += 1
+        starts, steps, order, counts = got
+        region = flat[tuple(slice(a, a + st * (c - 1) + 1, st)
+                            for a, st, c in zip(starts, steps, counts))]
+        assert np.array_equal(region, view.transpose(order).reshape(counts)), (shape, key)
+    assert found > 500  # (888 of 3000 draws with this seed)
+
+
 def backend_last_run():
     from lazyarray.backends import xla as backend
 

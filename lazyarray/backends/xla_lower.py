@@ -205,12 +205,11 @@ def _region(ins: Instr, module: Module) -> tuple:
     base = module.instrs[ins.operands[0]].shape
     vshape = module.instrs[ins.operands[1]].shape
     offset, strides = ins.attr("offset"), tuple(ins.attr("strides"))
-    box = _as_box(_flat_region(offset, strides, vshape), base) if 0 not in vshape else None
-    if box is None:
+    found = box(offset, strides, vshape, base) if 0 not in vshape else None
+    if found is None:
         return ("scatter", strides), (offset,)
-    slices, order, counts = box
-    return ("box", (tuple(x.step or 1 for x in slices), order, counts)), tuple(
-        x.start for x in slices)
+    starts, steps, order, counts = found
+    return ("box", (steps, order, counts)), starts
 
 
 def _placeless(ins: Instr, module: Module) -> tuple:
@@ -438,42 +437,29 @@ def _slice(ins: Instr, x, starts: list):
     return w
 
 
-def _as_box(flat: np.ndarray, shape: tuple):
-    """(slices of the base, the permutation of the value's axes, the box's counts) when the
-    written region is a strided box of the base with positive steps, else None."""
-    if not shape:
+def box(offset: int, strides: tuple, vshape: tuple, shape: tuple) -> tuple | None:
+    """The region offset + sum(i_k * strides_k) of a C-order array of `shape` as a strided
+    box, from the numbers alone (no index arrays: a region may hold millions of elements):
+    (starts, steps, order, counts) per base axis, `order` the value's axes permuted into the
+    base's axis order; None when it is not a box with positive steps (a scatter)."""
+    n = len(shape)
+    if not n:
         return None
-    coords = np.unravel_index(flat.reshape(-1), shape)
-    vdims = [d for d in range(flat.ndim) if flat.shape[d] > 1]
-    starts = [int(c.reshape(-1)[0]) for c in coords]
-    slices, counts, used = [], [], []
-    for d, c in enumerate(coords):
-        cd = c.reshape(flat.shape)
-        moving = [v for v in vdims if np.any(np.diff(cd, axis=v) != 0)]
-        if len(moving) > 1:
-            return None
-        if not moving:
-            slices.append(slice(starts[d], starts[d] + 1))
-            counts.append(1)
+    inner = [1] * n  # elements per step along each base axis
+    for j in range(n - 2, -1, -1):
+        inner[j] = inner[j + 1] * shape[j + 1]
+    starts = [int(c) for c in np.unravel_index(offset, shape)]
+    steps, counts, along = [1] * n, [1] * n, [None] * n
+    for k, (m, s) in enumerate(zip(vshape, strides, strict=True)):
+        if m == 1:
             continue
-        v = moving[0]
-        step = int(np.diff(cd, axis=v).reshape(-1)[0])
-        if step <= 0:
+        j = next((j for j in range(n) if shape[j] > 1 and s > 0 and s % inner[j] == 0), None)
+        if j is None or along[j] is not None or starts[j] + s // inner[j] * (m - 1) >= shape[j]:
             return None
-        n = flat.shape[v]
-        slices.append(slice(starts[d], starts[d] + step * (n - 1) + 1, step))
-        counts.append(n)
-        used.append(v)
-    if sorted(used) != vdims or len(set(used)) != len(used):
-        return None
-    rest = [v for v in range(flat.ndim) if v not in used]
-    order = tuple(used + rest)
-    expect = np.ravel_multi_index(
-        np.meshgrid(*[np.arange(s.start, s.stop, s.step) for s in slices], indexing="ij"),
-        shape) if all(counts) else flat
-    if not np.array_equal(np.sort(expect.reshape(-1)), np.sort(flat.reshape(-1))):
-        return None
-    return tuple(slices), order, tuple(counts)
+        along[j], steps[j], counts[j] = k, s // inner[j], m
+    used = [k for k in along if k is not None]
+    order = tuple(used + [k for k in range(len(vshape)) if k not in used])
+    return tuple(starts), tuple(steps), order, tuple(counts)
 
 
 def _movement(ins: Instr, x):
