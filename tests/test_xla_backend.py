@@ -505,20 +505,25 @@ def test_accelerator_script_runs_on_the_cpu_client(capsys):
     assert "W1" in out and "float64" in out and "jax.jit" in out
 
 
-# the differential files (NumPy the oracle) whose `mode`/`compiled` tests run on xla
+# the differential files (NumPy the oracle) whose `mode`/`compiled` tests run on xla: every
+# file with such tests (the small ones together, in one process)
 DIFFERENTIAL = ["tests/test_elementwise.py", "tests/test_reductions.py", "tests/test_programs.py",
-                "tests/test_views.py", "tests/test_shapes_indexing.py", "tests/test_creation.py"]
+                "tests/test_views.py", "tests/test_shapes_indexing.py", "tests/test_creation.py",
+                " ".join(f"tests/test_{name}.py" for name in (
+                    "array_protocol", "breadth", "errors", "gather", "jit", "layout", "library",
+                    "view_rules", "version_fuzz"))]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", DIFFERENTIAL)
+@pytest.mark.parametrize("path", DIFFERENTIAL,
+                         ids=lambda p: "smaller-files" if " " in p else p.split("/")[-1])
 def test_differential_suite_on_xla(path, tmp_path):
     # the `mode` tests' compiled variants; not the `test_compiled_*` ones, which ask for the
     # CPU backend by name (the CPU suite runs them)
     env = dict(os.environ, LAZYARRAY_TEST_BACKEND="xla", JAX_PLATFORMS="cpu",
                HYPOTHESIS_PROFILE="sim", LAZYARRAY_CACHE_DIR=str(tmp_path),
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", path,
-                           "-k", "compiled and not test_compiled"], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           *path.split(), "-k", "compiled and not test_compiled"], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-20000:] + proc.stderr[-5000:]
