@@ -58,8 +58,8 @@ def version_tag() -> str:
     helpers = digest.hexdigest()[:8]
     wide = "-v512" if vector_width.enabled() else ""
     return (f"lazyarray-{__version__}-numba{numba_version}-llvmlite{llvmlite_version}"
-            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}-l{loops_tag()}{wide}"
-            f"-d{LAYOUT}")
+            f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}-l{loops_tag()}-d{LAYOUT}"
+            f"{wide}")
 
 
 def _dist_version(name: str) -> str:
