@@ -276,3 +276,32 @@ def test_small_write_into_a_pending_array_stays_lazy_and_right():
     un[2, 5:9] += un[2, :4]
     assert np.array_equal(np.asarray(older), olderes)
     assert np.array_equal(np.asarray(u), un)
+
+
+def _largest_kernel(report) -> int:
+    """Instructions in the largest fused computation of an evaluation's optimized module."""
+    return max((len(i.value.instrs) for i in report.after.instrs if i.opcode == "fusion"),
+               default=0)
+
+
+@pytest.mark.parametrize("steps", [3, 9])
+def test_time_steps_reading_slices_of_the_last_step_copy_no_step_into_the_next(steps):
+    """Shallow-water steps (`u[:, 1:-1] -= c * (h[:, 1:] - h[:, :-1])`, the same for `v`,
+    then `h -= ...` from both): a slice of the last step's `h` read by several kernels reads
+    it computed once, so no kernel grows with the number of steps and the velocity updates
+    run in place (before, each step's `h` was copied into every later kernel through its
+    slices, and every update copied its whole array). Values are NumPy's."""
+    from lazyarray.tools.corpus import shallow_water as sw
+
+    h0, _ = sw.make({"n": 24, "steps": steps}, 0)
+    want = sw.run(np, h0, steps)
+    with la.options(eager_threshold=0):  # (24 x 24: lazy, as at any size)
+        got = sw.run(la, la.asarray(h0), steps)
+        sizes = _largest_kernel(la.explain(*got[:3]))
+        la.reset_stats()
+        la.evaluate(*got)
+    info = la.cache_info()
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-15)
+    assert sizes <= 40, sizes  # (38 at 3 steps and at 9; before: 62 and 206)
+    assert info["updates_copied"] <= 6 and info["updates_in_place"] >= 2 * steps - 4, info

@@ -64,6 +64,24 @@ def _fold(b: Builder, ins: Instr) -> int | None:
 
 
 PUSH_BUDGET = 256  # pushes of views per sweep, beyond 4 per instruction (see `_push`)
+SHARED_PUSH_OPS = 8  # a view pushed into a value other consumers read copies at most this
+# many elementwise ops (the tree below it; a bigger shared value is read once, computed)
+
+
+def _tree_ops(instrs: list, i: int, limit: int) -> int:
+    """Elementwise ops in the tree below instruction i, counted as a push would copy them
+    (a shared operand once per path; views see through), stopping past `limit`."""
+    ins = instrs[i]
+    if ins.opcode in MOVEMENT:
+        return _tree_ops(instrs, ins.operands[0], limit)
+    if not ins.is_elementwise or not ins.operands:
+        return 0
+    n = 1
+    for o in ins.operands:
+        n += _tree_ops(instrs, o, limit - n)
+        if n > limit:
+            break
+    return n
 
 
 def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> int:
@@ -72,11 +90,13 @@ def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> 
     Views then reach the leaves, where they are free (NumPy strides), and fusion sees one
     iteration space. Not done when it would recompute an expensive op: a growing broadcast, or
     an expensive producer that other consumers also read; nor into a producer other consumers
-    read once the sweep has made `memo[None]` pushes: each view of a shared value is its own
-    copy of the work below it, and views of views compose into new views at every level, so
-    a loop taking a row and a column of its last result (`path = minimum(path,
-    add.outer(path[:, k], path[k, :]))`) would make 3**k of them; past the budget such a
-    view reads the value computed once.
+    read once the sweep has made `memo[None]` pushes, or whose tree holds more than
+    SHARED_PUSH_OPS elementwise ops: each view of a shared value is its own copy of the work
+    below it, and views of views compose into new views at every level, so a loop taking a
+    row and a column of its last result (`path = minimum(path, add.outer(path[:, k],
+    path[k, :]))`) would make 3**k of them, and a time step reading slices of the last
+    step's value (`u[:, 1:-1] -= c * (h[:, 1:] - h[:, :-1])`, then `h -= ...`) would copy
+    every earlier step into each kernel; such a view reads the value computed once.
     """
     key = (mv.opcode, mv.shape, mv.attrs, operand)
     if key in memo:
@@ -90,7 +110,8 @@ def _push(b: Builder, mv: Instr, operand: int, users: list[int], memo: dict) -> 
         c = operand if src.opcode == "constant" else src.operands[0]
         out = b.add(Instr("broadcast", (c,), mv.shape, b.instrs[c].dtype, (("dimensions", ()),)))
     elif src.is_elementwise and not (expensive and (grows or shared)) \
-            and not (shared and len(memo) > memo[None]):
+            and not (shared and (len(memo) > memo[None] or _tree_ops(
+                b.instrs, operand, SHARED_PUSH_OPS) > SHARED_PUSH_OPS)):
         new_ops = tuple(_push(b, mv, o, users, memo) for o in src.operands)
         out = b.add(Instr(src.opcode, new_ops, mv.shape, src.dtype, src.attrs, src.value))
     else:

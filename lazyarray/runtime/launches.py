@@ -148,14 +148,6 @@ def _element_of(v: np.ndarray, operands: list) -> tuple[int, int] | None:
     return None if r is None or r[1] % v.itemsize else (r[0], r[1] // v.itemsize)
 
 
-def _replayable(comp: Module, launch: Launch) -> bool:
-    """Can this launch be replayed on other operands of the same layouts? Its scalars must be
-    constants (not values read off the operands) and it must have no gather tables."""
-    return not launch.empty and not launch.spec.tables and all(
-        comp.instrs[load_base(comp, p)].opcode == "constant"
-        for p, dims in launch.spec.loads if dims is None)
-
-
 def load_sources(arrays: list, operands: list) -> list:
     """Per launch array: the index of the operand it is, or how to rebuild it from one
     (`_recipe`), or None."""
@@ -273,19 +265,24 @@ def update_launch(comp: Module, operands: list, lkey: tuple | None) -> Launch:
     known = _update_launches.get(comp) if lkey is not None else None
     t = known.get(lkey) if known is not None else None
     if t is not None:
-        spec, sizes, scalars, region, flat_strides, arrays, views = t
+        spec, sizes, scalars, region, flat_strides, arrays, views, reads = t
+        if reads:  # scalars another kernel computed (`dt` as a 0-d array): this call's values
+            scalars = list(scalars)
+            for k, j, i in reads:
+                scalars[k] = operands[j].reshape(-1)[i]
         return Launch(spec, sizes, [_source(r, operands) for r in arrays], scalars, False,
                       region, flat_strides, [_source(r, operands) for r in views])
     launch = plan(comp, operands, flat=True)
-    if lkey is None or not _replayable(comp, launch):
+    if lkey is None or launch.empty or launch.spec.tables:
         return launch
+    reads = scalar_reads(comp, launch, operands)
     arrays, views = load_sources(launch.arrays, operands), load_sources(launch.views, operands)
-    if None not in arrays and None not in views:
+    if reads is not None and None not in arrays and None not in views:
         if len(_update_launches) >= PREPARED_COMPUTATIONS:
             _update_launches.clear()
         known = _update_launches.setdefault(comp, {})
         if len(known) >= PREPARED_LAYOUTS:
             known.clear()
         known[lkey] = (launch.spec, launch.sizes, launch.scalars, launch.region,
-                       launch.flat_strides, arrays, views)
+                       launch.flat_strides, arrays, views, reads)
     return launch
