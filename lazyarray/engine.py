@@ -450,7 +450,15 @@ def _sole_device_buffers(order: list[Node], pending: list[Node]) -> set[int]:
     return sole
 
 
-_DEVICE_IDLE = 2  # references to a device array its node alone holds (+ getrefcount's)
+def _idle_device_refs() -> int:
+    """What `sys.getrefcount` says of an object one attribute alone holds (a probe, as
+    `_idle_refs`: reference counts differ between Python versions)."""
+    leaf = Node("buffer", (), (1,), np.dtype(np.float64), (), None)
+    leaf.device = object()
+    return sys.getrefcount(leaf.device)
+
+
+_DEVICE_IDLE = _idle_device_refs()  # a device array only its node holds
 
 
 def _read_later(order: list[Node], inner: dict, pending: list[Node]) -> set[int]:

@@ -328,7 +328,9 @@ def test_writes_donate_dead_versions_and_keep_observed_ones(xla):
         ref[i] = i
         la.evaluate(x)
     assert _count("buffers_donated") - before == 5  # all but the first write
-    assert "donated float64[1000]" in str(backend_last_run())
+    from lazyarray.backends import xla as backend
+
+    assert "donated float64[1000]" in str(backend.last_run())
     la.evaluate(doubled, copied)
     for got, want in ((x, ref), (doubled, ref_doubled), (copied, ref_copied),
                       (window, ref_window)):
@@ -409,12 +411,6 @@ def test_regions_are_boxes_exactly_when_numpy_says_so():
                             for a, st, c in zip(starts, steps, counts))]
         assert np.array_equal(region, view.transpose(order).reshape(counts)), (shape, key)
     assert found > 500  # (888 of 3000 draws with this seed)
-
-
-def backend_last_run():
-    from lazyarray.backends import xla as backend
-
-    return backend.last_run()
 
 
 def test_fallbacks_are_counted_and_explained(xla):

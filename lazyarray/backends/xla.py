@@ -49,8 +49,6 @@ jax.config.update("jax_enable_x64", True)
 if importlib.util.find_spec("numba") is None:  # a machine with JAX and no Numba (a TPU
     threads.thread_controls = lambda: None  # host): the host's copies are NumPy's own
 
-
-
 # programs that compiled faster than this are not written to disk: writing and looking an
 # entry up cost about 57 ms a program on JAX's CPU client (73 ms to compile one); a TPU's
 # compiles take longer

@@ -16,8 +16,9 @@ call: a counted fallback (`xla_fallbacks`), never a different answer. A module c
 `spacing` or `nextafter` (subnormal results, which XLA flushes) runs on the host as a whole.
 A value-dependent error NumPy raises (an index out of bounds in a gather, an integer to a
 negative power) is a *check*: an extra boolean output; when it is set, `xla.execute` reruns
-the module on the host interpreter, which raises NumPy's error (or gives NumPy's values:
-subnormal inputs are checks too).
+the module on the host interpreter, which raises NumPy's error (or, under the "strict"
+subnormal mode, gives NumPy's values; subnormal inputs are found before the program runs,
+`xla.holds_subnormal`).
 """
 
 from __future__ import annotations
@@ -485,9 +486,9 @@ def _dot(ins: Instr, a, b):
 
 def build(module: Module, subnormals: str = "check") -> Lowered:
     """The JAX function computing `module` (see the module docstring). `subnormals`:
-    "check", a subnormal float among the parameters is a check too (XLA would read it as
-    zero); "strict", also a zero result of + - * / that NumPy would give as a subnormal;
-    "flush": no checks of subnormals."""
+    "strict", a zero result of + - * / that NumPy would give as a subnormal is a check;
+    "check" and "flush": no checks of subnormals inside the program (inputs holding one are
+    found before it runs, `xla.holds_subnormal`)."""
     strict = subnormals == "strict"
     fallbacks = [f"%{k} {i.opcode}" for k, i in enumerate(module.instrs) if host_only(i, module)]
 
