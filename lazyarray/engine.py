@@ -152,7 +152,7 @@ def replay(module: Module, args: list, report: Report, attach) -> None:
                 p, ins, operands = direct
                 results, flagged = launch_prepared(p, operands)
                 if flagged:
-                    guard(recheck_flags, ins.value, operands)
+                    guard(recheck_flags, ins.value, operands, p.entry)
                 value, runs = results[0], ((p, ins, None),)
             else:
                 done = execute_lean(module, args, guard)
@@ -370,7 +370,7 @@ def _run_lean(module: Module, args: list) -> tuple[list, tuple] | None:
     p, ins, operands = direct
     results, flagged = launch_prepared(p, operands)
     if flagged:
-        recheck_flags(ins.value, operands)
+        recheck_flags(ins.value, operands, p.entry)
     return results, ((p, ins, None),)
 
 

@@ -71,7 +71,7 @@ from lazyarray.ir.lower import lower
 from lazyarray.ops.table import OPS, having
 from lazyarray.runtime import background
 from lazyarray.runtime.buffers import kernel_args
-from lazyarray.runtime.kernels import ensure_kernel, kernel_entry
+from lazyarray.runtime.kernels import ensure_kernel, escalate, kernel_entry
 from lazyarray.runtime.launches import load_sources, plain, scalar_reads
 
 LEAF, SCALAR = 0, 1
@@ -451,10 +451,20 @@ def force(tr: tuple) -> np.ndarray:
         if not fpe:  # (a total: a NumPy float64 scalar, as np.sum and the ufuncs give)
             return out if prog.total < 0 else _F8.type(out)
         stats.bump("fp_rechecks")
+        _escalate(prog, launch.entries)
     else:
         _count_run(prog, tr)
     out = _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]])
     return out if prog.total >= 0 or len(tr[4]) == 1 else out.reshape(tr[4])
+
+
+def _escalate(prog: Program, entries: list) -> None:
+    """A launch of `prog`'s kernels flagged: kernels with cheap floating-point checks give way
+    to exact ones (`kernels.escalate`), built like the first ones after PROMOTE more runs on
+    NumPy (each flagged run is one: data holding NaN would rerun every time)."""
+    if any([escalate(e, None) for e in entries]):
+        prog.kernel = prog.sum_kernel = None
+        prog.runs = prog.sum_runs = 0
 
 
 def _count_run(prog: Program, tr: tuple) -> None:
@@ -493,6 +503,7 @@ def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
             if not fpe:  # no flag in the loop, none the sum could raise (it is finite)
                 return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
+        _escalate(prog, kernels[0].entries + kernels[1].entries)
     else:
         prog.sum_runs += 1
         if prog.sum_runs >= PROMOTE:  # (short programs too: the sum saves a NumPy call)

@@ -12,6 +12,7 @@ import pytest
 
 import lazyarray as la
 from lazyarray.codegen.body import fp_check
+from lazyarray.codegen.cpu import render
 
 
 def _f64(xp, n):
@@ -81,6 +82,8 @@ def test_warns_as_numpy_does(name, tier):
     program = PROGRAMS[name]
     opts, n = TIERS[tier]
     expected = _numpy_warnings(program, n)
+    first = _lazy_warnings(program, n, opts)[1]  # (cheap checks may flag NaN inputs: once)
+    assert list(dict.fromkeys((w.category, str(w.message)) for w in first)) == expected
     before = la.cache_info()
     value, got = _lazy_warnings(program, n, opts)
     after = la.cache_info()
@@ -185,18 +188,59 @@ def test_jit_replay_warns_at_the_call():
 
 
 def test_kernels_recheck_only_when_a_flag_may_be_raised():
-    """NaN inputs propagate quietly (no recheck, no warning); a division by zero rechecks."""
+    """NaN inputs propagate quietly: the kernel with cheap checks flags them once (a recheck
+    on NumPy finds no warning), and its fusion is compiled with exact checks from then on,
+    which let them pass (no recheck, no warning); a division by zero rechecks."""
     nan = la.asarray(np.full(100_000, np.nan))
     ones = la.asarray(np.ones(100_000))
+    la.cache_clear()
     with la.options(eager_threshold=0), np.errstate(all="warn", under="ignore"), \
             warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
-        before = la.cache_info()["fp_rechecks"]
+        before = dict(la.cache_info())
         np.asarray(la.sqrt(nan * 2.0 + ones))
-        assert la.cache_info()["fp_rechecks"] == before
+        after = la.cache_info()
+        assert after["fp_rechecks"] == before["fp_rechecks"] + 1
+        assert after["checks_escalated"] == before["checks_escalated"] + 1
+        for _ in range(3):
+            np.asarray(la.sqrt(nan * 2.0 + ones))
+        assert la.cache_info()["fp_rechecks"] == after["fp_rechecks"]
+        assert la.cache_info()["checks_escalated"] == after["checks_escalated"]
         np.asarray(ones / (ones - 1.0))
-        assert la.cache_info()["fp_rechecks"] == before + 1
+        assert la.cache_info()["fp_rechecks"] == after["fp_rechecks"] + 1
     assert [str(w.message) for w in got] == ["divide by zero encountered in divide"]
+
+
+def test_cheap_checks_compile_one_multiply_add_per_value_and_escalate_on_a_flag():
+    """A new kernel checks a value by one multiply-add (`chk`), not by its operands' NaN tests;
+    a flag while warnings are recorded escalates its fusion to exact checks (a new kernel:
+    its own key), whatever raised it, and every warning stays NumPy's: an overflow in one
+    element and a NaN in another, before and after the escalation."""
+    data = np.linspace(1.0, 2.0, 50_000)
+    x = la.asarray(data)
+    la.cache_clear()
+    with la.options(eager_threshold=0), np.errstate(all="warn", under="ignore"):
+        (cheap,) = la.explain(x * 3.0 + 1.0).kernels
+        assert "chk = " in cheap.source and "== x" not in cheap.source
+        assert not cheap.entry.exact
+        mixed = data.copy()
+        mixed[7], mixed[9] = np.nan, 1e308
+        y = la.asarray(mixed)
+        for round_ in range(3):
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                out = np.asarray(y * 3.0 + 1.0)
+            assert [str(w.message) for w in got] == ["overflow encountered in multiply"]
+            with np.errstate(all="ignore"):
+                np.testing.assert_array_equal(out, mixed * 3.0 + 1.0)
+            (k,) = la.explain(y * 3.0 + 1.0).kernels
+            assert k.entry.exact and k.key != cheap.key and "== x" in k.source
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the exact kernel: no flag for NaN alone
+            y2 = la.asarray(np.where(np.isnan(mixed), np.nan, data))
+            before = la.cache_info()["fp_rechecks"]
+            np.asarray(y2 * 3.0 + 1.0)
+            assert la.cache_info()["fp_rechecks"] == before
 
 
 def test_fp_checks_in_generated_code():
@@ -233,19 +277,21 @@ def test_checks_move_down_chains_of_one_operand_ops():
     with la.options(eager_threshold=0, math="fast"):  # (NumPy's loops check after the call)
         (loop,) = la.explain(e).kernels
         (reduction,) = la.explain(e.sum(axis=1)).kernels
-    for kernel in (loop, reduction):
+        sources = [render(k.comp, k.entry.cache_key[1], exact=True)
+                   for k in (loop, reduction)]  # (the exact checks: see the test above)
+    for kernel, source in zip((loop, reduction), sources):
         comp = kernel.comp
-        checked = set(re.findall(r"\(\(x(\d+) - x\1\) != \(x\1 - x\1\)\)", kernel.source))
+        checked = set(re.findall(r"\(\(x(\d+) - x\1\) != \(x\1 - x\1\)\)", source))
         assert {comp.instrs[int(i)].opcode for i in checked} <= {"exp"}
         (sub,) = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "subtract"]
         a, b = comp.instrs[sub].operands
         exact = f"(x{a} == x{a}) & (x{b} == x{b})"
-        assert (exact in kernel.source) == (kernel is loop)
+        assert (exact in source) == (kernel is loop)
         # the negation is <= 0 or NaN: not finite where it is not >= -max (one compare), and
         # its exp needs no upper clamp
         (neg,) = [i for i, ins in enumerate(comp.instrs) if ins.opcode == "negative"]
-        assert f"(not (x{neg} >= -1.7976931348623157e+308))" in kernel.source
-        assert f"_h.exp_nonpositive(x{neg})" in kernel.source
+        assert f"(not (x{neg} >= -1.7976931348623157e+308))" in source
+        assert f"_h.exp_nonpositive(x{neg})" in source
 
 
 def test_loose_reduction_checks_still_report_exactly():

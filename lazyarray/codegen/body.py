@@ -5,6 +5,9 @@ scans; `rows.py` and `moments.py` into their own kernel shapes (pure: no Numba i
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import numpy as np
 
 from lazyarray import config
@@ -12,6 +15,27 @@ from lazyarray.ir.hlo import Module
 from lazyarray.ops.loops import has_loop
 from lazyarray.ops.table import OPS, REDUCTIONS, having
 from lazyarray.codegen.layout import Spec
+
+# Floating-point checks come in two strengths. "cheap" (the default of a new kernel): a kernel
+# only tells whether some checked value was not finite -- a superset of NumPy's flags, since
+# a NaN or inf operand propagates without raising one -- and the executor re-runs a flagged
+# fusion on NumPy to learn the exact warnings (`kernels.recheck_flags`). A check is one
+# multiply-add per value, so it costs Numba little to compile (the exact checks, below, were
+# about 60% of a large kernel's compile). "exact": operand NaN tests, chains, and a second
+# pass over the elements that were not finite; a fusion is rendered so once its cheap
+# kernel flagged (data holding NaN or inf: `kernels.escalate`), so such data reruns nothing.
+_cheap = contextvars.ContextVar("cheap_checks", default=False)
+
+
+@contextlib.contextmanager
+def cheap_checks(on: bool = True):
+    """Render kernels with cheap floating-point checks (see `_cheap`) inside the block."""
+    token = _cheap.set(on)
+    try:
+        yield
+    finally:
+        _cheap.reset(token)
+
 
 class Unsupported(Exception):
     """The CPU code generator cannot express this fusion; the interpreter runs it instead."""
@@ -223,6 +247,8 @@ def fp_check(comp: Module, i: int) -> str | None:
         return None
     if ins.dtype.kind not in "fc":
         return None
+    if _cheap.get():  # (NaN operands or not: see `_cheap`)
+        return _nonfinite_value(comp, i)
     quiet = [f"(x{o} == x{o})" for o in dict.fromkeys(ins.operands)
              if comp.instrs[o].dtype.kind in "fc"]
     return " & ".join([_nonfinite_value(comp, i), *quiet])
@@ -277,7 +303,9 @@ def loop_body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
              if r in here and comp.instrs[r].dtype.kind in "fc"]
     gated = _propagated(comp, roots) - sure
     checks_, gated_checks, nonfinite = [], [], []
-    dropped, moved = _chained_checks(comp, here, sure | gated) if checks else (set(), {})
+    cheap = _cheap.get()
+    dropped, moved = _chained_checks(comp, here, sure | gated) if checks and not cheap \
+        else (set(), {})
     for i in here:
         if comp.instrs[i].opcode == "gather":
             lines += _gather(comp, i, *tables[i], idx)
@@ -293,14 +321,18 @@ def loop_body(comp: Module, spec: Spec, idx: list[str], skip: set[int],
                 continue
         else:
             continue
-        if split and exact and comp.instrs[i].dtype.kind in "fc":
-            nonfinite.append(i)  # exact in the second pass, if ever
+        if (split or cheap) and exact and comp.instrs[i].dtype.kind in "fc":
+            nonfinite.append(i)  # exact in the second pass, if ever (cheap: never)
         elif loose and exact and comp.instrs[i].dtype.kind in "fc":
             checks_.append(f"fpf |= {_nonfinite_value(comp, i)}")  # (see `loose` above)
         else:
             checks_.extend(exact)
     conds = [c[len("fpf |= "):] for c in checks_]
-    if gated_checks or nonfinite:  # exact checks only where a value is not finite (rare)
+    if cheap and (gated_checks or nonfinite):  # one multiply-add per value (see `_cheap`)
+        vals = list(dict.fromkeys((roots if gated_checks else []) + nonfinite))
+        lines.append("chk = " + " + ".join(f"x{i} * 0.0" for i in vals))
+        conds.append("chk != chk")
+    elif gated_checks or nonfinite:  # exact checks only where a value is not finite (rare)
         if split:
             bits = [b for i in dict.fromkeys((roots if gated_checks else []) + nonfinite)
                     for b in magnitude_bits(comp, i)]

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.codegen.body import (BLOCK, NONFINITE_BITS, PREFETCH_BLOCK, VECTOR_MATH, acc_dtype,
-                                    ancestors, block_buffers, check_supported, epilogue_instrs,
+                                    ancestors, block_buffers, cheap_checks, check_supported,
+                                    epilogue_instrs,
                                     expr_of, fp_line, has_row_lanes, indent, kernel_params,
                                     loop_body, loop_instrs, nonfinite_test, np_type, prefetch_lines,
                                     reduce_may_raise, reductions_of, row_lanes, scalar_loads,
@@ -48,12 +49,19 @@ from lazyarray.codegen.layout import Spec
 # (`_h.power` no longer calls libm: the same kernel source compiles to other code); 31:
 # a whole 1-d argmax/argmin in parallel chunks; 32: float math through NumPy's own loops
 # (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py), in blocks of CALL_BLOCK; 34:
-# whole 1-d float64 sums in NumPy's pairwise order on request (`Spec.pairwise`)
-CODEGEN_VERSION = 34
+# whole 1-d float64 sums in NumPy's pairwise order on request (`Spec.pairwise`); 35: cheap
+# floating-point checks unless a fusion's cheap kernel flagged (`body._cheap`)
+CODEGEN_VERSION = 35
 
 
-def render(comp: Module, spec: Spec) -> str:
-    """Python source defining `kernel(...)` for this fusion and launch layout."""
+def render(comp: Module, spec: Spec, exact: bool = False) -> str:
+    """Python source defining `kernel(...)` for this fusion and launch layout, with cheap
+    floating-point checks, or with `exact` ones (see `body._cheap`)."""
+    with cheap_checks(not exact):
+        return _render(comp, spec)
+
+
+def _render(comp: Module, spec: Spec) -> str:
     check_supported(comp)
     params = ", ".join(kernel_params(comp, spec))
     head = [f"def kernel({params}):", "    fpe = 0", "    fpf = False"]

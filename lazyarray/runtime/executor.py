@@ -181,12 +181,12 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
                 _raise_index_error(comp, operands)
             if flagged and old is not None:  # the region's old values back for the recheck
                 new, store[1][...] = store[1].copy(), old
-                recheck_flags(comp, operands)
+                recheck_flags(comp, operands, entry)
                 store[1][...] = new
             elif flagged:
-                recheck_flags(comp, regenerated(operands, regen))
-            p = None if lkey is None else prepare(comp, launch, entry, results, head, fresh,
-                                                  tail, operands, serial, bool(donors))
+                recheck_flags(comp, regenerated(operands, regen), entry)
+            p = None if lkey is None or entry.superseded else prepare(
+                comp, launch, entry, results, head, fresh, tail, operands, serial, bool(donors))
             if p is not None:
                 known = prepared.get(comp)
                 if known is None or len(known) >= PREPARED_LAYOUTS:
@@ -350,7 +350,7 @@ def execute_lean(m: Module, args: list, guard) -> tuple[list, list] | None:
                 t0 = time.perf_counter()
                 out, flagged = launch_prepared(p, operands)
                 if flagged:
-                    guard(recheck_flags, ins.value, operands)
+                    guard(recheck_flags, ins.value, operands, p.entry)
                 runs.append((p, ins, time.perf_counter() - t0))
             vals[i] = out[0] if len(out) == 1 else tuple(out)
         else:  # get-tuple-element

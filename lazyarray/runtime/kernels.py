@@ -51,6 +51,9 @@ class KernelEntry:
     jobs: dict = field(default_factory=dict)
     ready: set = field(default_factory=set)
     worker_s: float = 0.0  # seconds the worker process spent building its specializations
+    exact: bool = False  # rendered with exact floating-point checks (`escalate`)
+    superseded: bool = False  # its fusion escalated: launches are not prepared with it
+    cache_key: tuple = ()  # (masked text, Spec, math): the fusion and layout it serves
 
 
 @dataclass
@@ -109,6 +112,7 @@ def cache_clear() -> None:
     with cache_lock:
         cache.clear()
         _asked.clear()
+        escalated.clear()
 
 
 _masked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -148,19 +152,21 @@ def kernel_entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
     entry holds the rendered source (or why the code generator declined), no kernel yet."""
     masked = _masked_text(comp)
     math = config.get().math  # (the code generator reads it: codegen/body.numpy_loop)
-    k = (masked, launch.spec, math)
+    fusion = (masked, launch.spec, math)
+    exact = fusion in escalated
+    k = (*fusion, exact)
     with cache_lock:
         e = cache.get(k)
         if e is not None:
             cache.move_to_end(k)
     if e is not None:
         return e, True
-    key = hashlib.sha256(
-        f"{CODEGEN_VERSION}\n{masked}\n{launch.spec}\n{math}".encode()).hexdigest()[:24]
+    key = hashlib.sha256((f"{CODEGEN_VERSION}\n{masked}\n{launch.spec}\n{math}"
+                          + ("\nexact checks" if exact else "")).encode()).hexdigest()[:24]
     try:
-        e = KernelEntry(key, render(comp, launch.spec))
+        e = KernelEntry(key, render(comp, launch.spec, exact), exact=exact, cache_key=fusion)
     except Unsupported as why:
-        e = KernelEntry(key, None, reason=str(why))
+        e = KernelEntry(key, None, reason=str(why), exact=exact, cache_key=fusion)
     with cache_lock:
         e = cache.setdefault(k, e)
         while len(cache) > MAX_KERNELS_IN_MEMORY:
@@ -169,8 +175,29 @@ def kernel_entry(comp: Module, launch: Launch) -> tuple[KernelEntry, bool]:
 
 
 def is_cached(comp: Module, launch: Launch) -> bool:
+    fusion = (_masked_text(comp), launch.spec, config.get().math)
     with cache_lock:
-        return (_masked_text(comp), launch.spec, config.get().math) in cache
+        return (*fusion, fusion in escalated) in cache
+
+
+# Fusions (masked text, Spec, math) whose kernel with cheap floating-point checks flagged
+# while NumPy's warnings were recorded: rendered with exact checks from then on (data holding
+# NaN or inf flags every cheap launch, and each flag re-runs the fusion on NumPy)
+escalated: set = set()
+on_escalate: list = []  # callbacks(comp): forget launches prepared with the cheap kernel
+
+
+def escalate(entry: KernelEntry | None, comp: Module | None) -> bool:
+    """After a flagged launch of `entry`'s kernel: render its fusion with exact checks from
+    the next launch on, when its checks were cheap. True when it did."""
+    if entry is None or entry.exact or not entry.cache_key or entry.source is None:
+        return False
+    stats.bump("checks_escalated")
+    escalated.add(entry.cache_key)
+    entry.superseded = True
+    for forget in on_escalate:
+        forget(comp)
+    return True
 
 
 def build_kernel(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
@@ -367,9 +394,11 @@ def regenerated(operands: list, regen: dict | None) -> list:
     return operands
 
 
-def recheck_flags(comp: Module, operands: list) -> None:
+def recheck_flags(comp: Module, operands: list, entry: KernelEntry | None = None) -> None:
     """A kernel counted possible floating-point events: when the evaluation records NumPy's
-    warnings, re-run the fusion on NumPy's loops to learn exactly which (values discarded)."""
+    warnings, re-run the fusion on NumPy's loops to learn exactly which (values discarded);
+    a kernel with cheap checks (`entry`'s) gives way to one with exact checks (`escalate`)."""
     if fpstate.active() is not None:
         stats.bump("fp_rechecks")
+        escalate(entry, comp)
         interpret(comp, operands, report=True)

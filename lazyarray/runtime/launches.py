@@ -16,7 +16,7 @@ import numpy as np
 from lazyarray import config, stats
 from lazyarray.codegen.layout import Launch, plan
 from lazyarray.ir.hlo import Instr, Module
-from lazyarray.runtime import dispatch, pool
+from lazyarray.runtime import dispatch, kernels, pool
 from lazyarray.runtime.buffers import PREPARED_COMPUTATIONS, donate, donor_candidates, load_base
 from lazyarray.runtime.dispatch import (dispatcher, ran_in_parallel, replay_dispatcher,
                                         while_blas_spins)
@@ -80,6 +80,7 @@ def _partials(p: "_Prepared") -> list:
 
 prepared: dict[Module, dict] = {}  # computation -> {operand layouts: _Prepared}
 PREPARED_LAYOUTS = 8  # remembered operand layouts per computation
+kernels.on_escalate.append(lambda comp: prepared.pop(comp, None))  # (its next launch plans anew)
 
 
 def layout_key(operands: list, serial: bool, in_place: bool = False) -> tuple | None:
@@ -197,7 +198,7 @@ def run_prepared(p: _Prepared, ins: Instr, operands: list, trace: Trace | None,
         t0 = time.perf_counter()
     results, flagged = launch_prepared(p, operands, donors)
     if flagged:
-        recheck_flags(ins.value, regenerated(operands, regen))
+        recheck_flags(ins.value, regenerated(operands, regen), p.entry)
     if record is not None:
         record.seconds = time.perf_counter() - t0
     return results
