@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import lazyarray as la
+from lazyarray.runtime.executor import THROUGH
 
 rng = np.random.default_rng(7)
 
@@ -51,11 +52,31 @@ def test_stencil_write_is_one_kernel_with_the_update_inside(compiled):
     assert report.num_kernels == 1
     assert [k.kind for k in report.kernels] == ["update"]
     ref[1:-1, 1:-1] = 0.25 * (ref[:-2, 1:-1] + ref[2:, 1:-1] + ref[1:-1, :-2] + ref[1:-1, 2:])
+    assert report.write_reasons == [THROUGH]  # (it reads the region at other elements)
     before = la.cache_info()
     np.testing.assert_allclose(np.asarray(A), ref)
     d = _counts(before)
     assert d["updates_fused"] == 1 and d["kernels_launched"] == 1
-    assert d["updates_copied"] == 1 and d["updates_in_place"] == 0  # read after write
+    assert d["updates_copied"] == 0 and d["updates_in_place"] == 1  # through a region buffer
+
+
+def test_row_sweeps_reading_their_own_row_shifted_write_in_place(compiled):
+    """Gauss-Seidel by rows: `u[i, 1:-1] = (u[i - 1, 1:-1] + u[i + 1, 1:-1] + u[i, :-2] +
+    u[i, 2:]) / 4` reads the written row at its neighbours: each value goes through a buffer
+    of one row, then into the row of the same buffer -- no copy of the grid per row."""
+    ref = rng.random((40, 50))
+    u = _fresh(ref)
+    at = _address(u)
+    before = la.cache_info()
+    for _ in range(2):
+        for i in range(1, 39):
+            u[i, 1:-1] = 0.25 * (u[i - 1, 1:-1] + u[i + 1, 1:-1] + u[i, :-2] + u[i, 2:])
+            ref[i, 1:-1] = 0.25 * (ref[i - 1, 1:-1] + ref[i + 1, 1:-1] + ref[i, :-2]
+                                   + ref[i, 2:])
+    np.testing.assert_array_equal(np.asarray(u), ref)
+    d = _counts(before)
+    assert d["updates_copied"] == 0 and d["updates_in_place"] == 2 * 38
+    assert _address(u) == at
 
 
 def test_a_plain_copy_or_fill_stays_a_numpy_write(compiled):

@@ -107,13 +107,18 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
         else nearest_difference(comp, launch.spec)
     entry, hit = kernel_entry(comp, launch)
     # the interpreter (codegen declined, or an empty region) returns a new array
-    why = ("" if k in donors and entry.source is not None and not launch.empty
-           and not hazard(launch, base) else why_copied(k in donors, entry.source is None
-                                                        or launch.empty))
+    runs = entry.source is not None and not launch.empty
+    why = "" if k in donors and runs else why_copied(k in donors, not runs)
     inplace = not why
+    # a value that reads the written region at other elements than the one it stores (a
+    # row update reading its own row shifted) goes through a buffer of the region's size,
+    # then into the region: O(region) more, where a new version would copy the whole array
+    through = inplace and hazard(launch, base)
+    if through:
+        why = THROUGH
     # owing exact warnings, an in-place update whose value reads its own region keeps the
     # region's old values aside (O(region)): a flagged launch re-reads them (`_run_fusion`)
-    keep = inplace and exact and hazard(launch, base, True)
+    keep = inplace and not through and exact and hazard(launch, base, True)
     fresh = fresh and not inplace
     record = None
     if trace is not None:
@@ -133,12 +138,33 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     try:
         if entry.source is None or launch.empty:
             return _run_fusion(comp, operands, launch, entry, hit, None, serial)
-        return _run_fusion(comp, operands, launch, entry, hit, None, serial,
-                           store=new_version(comp, launch, base, inplace, fresh), record=record,
-                           keep=keep)
+        store = new_version(comp, launch, base, inplace, fresh)
+        if through:
+            store = _through_buffer(store, launch)
+        return _run_fusion(comp, operands, launch, entry, hit, None, serial, store=store,
+                           record=record, keep=keep)
     finally:
         if record is not None:
             record.seconds = time.perf_counter() - t0
+
+
+THROUGH = "in place, through a buffer of the region (the value reads the region elsewhere)"
+
+
+def _through_buffer(store: tuple, launch: Launch) -> tuple:
+    """`store` (the new version's buffer, the region the kernel stores into) with a fresh
+    buffer of the region's layout in place of the region, and what copies it into the
+    region once the kernel ran: (buffer, region view, (the region, the buffer's elements))."""
+    out, region = store
+    temp = np.empty(region.shape, region.dtype)
+    if launch.spec.flat_store:  # a flat window: only the region's elements go back
+        st = launch.region[1]
+        sizes = launch.sizes or (1,)
+        back = (strided_view(region, 0, sizes, st or (1,)), strided_view(temp, 0, sizes,
+                                                                         st or (1,)))
+    else:
+        back = (region, temp)
+    return out, temp, back
 
 
 def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry,
@@ -185,6 +211,8 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
                 store[1][...] = new
             elif flagged:
                 recheck_flags(comp, regenerated(operands, regen), entry)
+            if store is not None and len(store) == 3:  # (`_through_buffer`)
+                np.copyto(*store[2])
             p = None if lkey is None or entry.superseded else prepare(
                 comp, launch, entry, results, head, fresh, tail, operands, serial, bool(donors))
             if p is not None:
