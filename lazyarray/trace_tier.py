@@ -320,7 +320,9 @@ def _build_sum(prog: Program, leaves, scalars: list) -> None:
     """`_build` for `force_sum`: the program's loop, then NumPy's pairwise sum of its values
     (one kernel each: the lazy tier's compiler makes two fusions of a value and its sum)."""
     with config.options(math=prog.math):
-        loop = prog.kernel or _compile(prog, leaves, scalars)
+        loop = prog.kernel
+        if loop is None or any(e.superseded for e in loop.entries):  # (see `_escalate`)
+            loop = prog.kernel = _compile(prog, leaves, scalars)
         values = np.zeros(leaves[0].size)
         total = _compile_graph(lambda nodes, _: build.reduce(nodes[0], "add", (0,), False),
                                [values], [])
@@ -451,20 +453,22 @@ def force(tr: tuple) -> np.ndarray:
         if not fpe:  # (a total: a NumPy float64 scalar, as np.sum and the ufuncs give)
             return out if prog.total < 0 else _F8.type(out)
         stats.bump("fp_rechecks")
-        _escalate(prog, launch.entries)
+        _escalate(prog, launch.entries, tr)
     else:
         _count_run(prog, tr)
     out = _under(tr[5], _run_numpy, prog, tr[1], tr[2][:tr[3]])
     return out if prog.total >= 0 or len(tr[4]) == 1 else out.reshape(tr[4])
 
 
-def _escalate(prog: Program, entries: list) -> None:
+def _escalate(prog: Program, entries: list, tr: tuple, total: bool = False) -> None:
     """A launch of `prog`'s kernels flagged: kernels with cheap floating-point checks give way
-    to exact ones (`kernels.escalate`), built like the first ones after PROMOTE more runs on
-    NumPy (each flagged run is one: data holding NaN would rerun every time)."""
+    to exact ones (`kernels.escalate`), built in the background at once, which then replace
+    them (a flagged run meanwhile is re-run on NumPy): data holding NaN would otherwise be
+    re-run at every launch."""
     if any([escalate(e, None) for e in entries]):
-        prog.kernel = prog.sum_kernel = None
-        prog.runs = prog.sum_runs = 0
+        if total:
+            prog.sum_kernel = None  # (`_build_sum` builds on the loop's launcher when it has one)
+        background.submit(_build_sum if total else _build, prog, tr[1], tr[2][:tr[3]])
 
 
 def _count_run(prog: Program, tr: tuple) -> None:
@@ -503,7 +507,7 @@ def force_sum(tr: tuple) -> tuple[np.ndarray, np.float64]:
             if not fpe:  # no flag in the loop, none the sum could raise (it is finite)
                 return out, _F8.type(total)
         stats.bump("fp_rechecks")  # a flag, or inf/NaN in the sum: NumPy's warnings, exactly
-        _escalate(prog, kernels[0].entries + kernels[1].entries)
+        _escalate(prog, kernels[0].entries + kernels[1].entries, tr, total=True)
     else:
         prog.sum_runs += 1
         if prog.sum_runs >= PROMOTE:  # (short programs too: the sum saves a NumPy call)

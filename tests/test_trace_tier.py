@@ -63,11 +63,12 @@ def test_recurring_chain_is_compiled_once_and_matches_numpy():
     prog = trace._PROGRAMS[steps(la, la.asarray(base))._tr[0]]
     assert prog.kernel is not None and len(prog.steps) == 100
     # one kernel of the lazy tier's compiler, no intermediate arrays (blocks of sin's
-    # arguments and values only); the exact checks of the last steps run only where the
-    # stored value is not finite
+    # arguments and values only); cheap checks (one multiply-add per checked value, the
+    # stored value's among them), no operand NaN tests (clean data never escalates)
     assert len(prog.kernel.entries) == 1 and prog.source.count("def kernel(") == 1
     assert "np.empty(n0" not in prog.source and prog.source.count("out0[u0] = ") == 1
-    assert "fpp |= (((x250 - x250) != (x250 - x250))) and (" in prog.source
+    assert "chk = x250 * 0.0\n" in prog.source and "== x" not in prog.source
+    assert not prog.kernel.entries[0].exact
 
 
 def test_explain_plans_a_trace_without_computing_it():
@@ -528,14 +529,25 @@ def test_flags_behind_later_steps_warn_like_numpy(k):
         assert sorted(str(w.message) for w in got) == sorted(str(w.message) for w in want)
         assert _bits(v) == _bits(ref)
     r = _FLAGGED[k](la, la.asarray(x))
-    assert trace._program(r._tr[0]).kernel is not None  # (the checks above ran it: 4+ ops)
+    assert la.wait_compiles(60)
+    prog = trace._program(r._tr[0])
+    kernel = prog.kernel if prog.kernel is not None else prog.sum_kernel[0]
+    assert kernel is not None  # (the checks above ran it: 4+ ops)
+    # its flags escalated the fusion: rebuilt with the exact checks, which still warn
+    assert any(e.exact for e in kernel.entries)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        v = np.asarray(_FLAGGED[k](la, la.asarray(x)))
+    assert sorted(str(w.message) for w in got) == sorted(str(w.message) for w in want)
+    assert _bits(v) == _bits(ref)
 
 
 def test_trace_kernels_are_the_lazy_tiers_kernels():
     """A compiled trace runs kernels of the lazy tier's compiler (one code generator, one
-    kernel cache), with flag checks whose exact part runs only where the stored value is
-    not finite (a chain carrying inf and NaN on), and a total's sum in NumPy's pairwise
-    order."""
+    kernel cache), with cheap flag checks (one multiply-add per checked value, counted where
+    their sum is NaN), and a total's sum in NumPy's pairwise order. A flagged launch has its
+    fusions rebuilt with the exact checks (`test_flags_behind_later_steps_warn_like_numpy`
+    runs those)."""
     from lazyarray.runtime import kernels
 
     x = np.linspace(0.5, 2.0, 40)
@@ -556,8 +568,9 @@ def test_trace_kernels_are_the_lazy_tiers_kernels():
         assert src.count("def kernel(") == len(prog.kernel.entries) == 1
         assert ("_h.pairwise_sum(vals, 0, n0)" in src) == (prog.total >= 0)
         if prog.total < 0:
-            last = [line for line in src.splitlines() if "fp" in line and "|=" in line][-1]
-            assert ") and (" in last  # the exact checks behind the stored value's test
+            checks = [line.strip() for line in src.splitlines() if "chk != chk" in line]
+            assert checks and set(checks) <= {"fpp |= chk != chk", "fpe += chk != chk"}
+            assert "== x" not in src  # (no operand NaN tests: see `codegen.body._cheap`)
 
 
 _SMALL_STACK = """

@@ -189,15 +189,19 @@ on_escalate: list = []  # callbacks(comp): forget launches prepared with the che
 
 def escalate(entry: KernelEntry | None, comp: Module | None) -> bool:
     """After a flagged launch of `entry`'s kernel: render its fusion with exact checks from
-    the next launch on, when its checks were cheap. True when it did."""
+    the next launch on, when its checks were cheap (True when this call escalated it), and
+    forget the launches of `comp` prepared with it (another computation of the same fusion
+    may still hold one: its first flag drops it)."""
     if entry is None or entry.exact or not entry.cache_key or entry.source is None:
         return False
-    stats.bump("checks_escalated")
-    escalated.add(entry.cache_key)
-    entry.superseded = True
+    new = not entry.superseded
+    if new:
+        stats.bump("checks_escalated")
+        escalated.add(entry.cache_key)
+        entry.superseded = True
     for forget in on_escalate:
         forget(comp)
-    return True
+    return new
 
 
 def build_kernel(entry: KernelEntry, launch: Launch, args: list, path: str) -> None:
