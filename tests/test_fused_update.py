@@ -52,12 +52,13 @@ def test_stencil_write_is_one_kernel_with_the_update_inside(compiled):
     assert report.num_kernels == 1
     assert [k.kind for k in report.kernels] == ["update"]
     ref[1:-1, 1:-1] = 0.25 * (ref[:-2, 1:-1] + ref[2:, 1:-1] + ref[1:-1, :-2] + ref[1:-1, 2:])
-    assert report.write_reasons == [THROUGH]  # (it reads the region at other elements)
     before = la.cache_info()
     np.testing.assert_allclose(np.asarray(A), ref)
     d = _counts(before)
     assert d["updates_fused"] == 1 and d["kernels_launched"] == 1
-    assert d["updates_copied"] == 0 and d["updates_in_place"] == 1  # through a region buffer
+    # read after write, over most of the array: a new version (the border copied) costs
+    # less than the region through a buffer and back (`executor.THROUGH_SHARE`)
+    assert d["updates_copied"] == 1 and d["updates_in_place"] == 0
 
 
 def test_row_sweeps_reading_their_own_row_shifted_write_in_place(compiled):
@@ -65,6 +66,10 @@ def test_row_sweeps_reading_their_own_row_shifted_write_in_place(compiled):
     u[i, 2:]) / 4` reads the written row at its neighbours: each value goes through a buffer
     of one row, then into the row of the same buffer -- no copy of the grid per row."""
     ref = rng.random((40, 50))
+    u = _fresh(ref)
+    at = _address(u)
+    u[1, 1:-1] = 0.25 * (u[0, 1:-1] + u[2, 1:-1] + u[1, :-2] + u[1, 2:])
+    assert la.explain(u).write_reasons == [THROUGH]
     u = _fresh(ref)
     at = _address(u)
     before = la.cache_info()

@@ -9,6 +9,7 @@ launches remembered per operand layout in `launches`, the choice of threads in `
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import numpy as np
@@ -112,10 +113,13 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
     inplace = not why
     # a value that reads the written region at other elements than the one it stores (a
     # row update reading its own row shifted) goes through a buffer of the region's size,
-    # then into the region: O(region) more, where a new version would copy the whole array
-    through = inplace and hazard(launch, base)
-    if through:
-        why = THROUGH
+    # then into the region: 2 x region more traffic, where a new version copies the array
+    # outside the region (a stencil over the whole interior: that copy is the smaller)
+    hazardous = inplace and hazard(launch, base)
+    through = hazardous and THROUGH_SHARE * math.prod(launch.sizes) < base.size
+    if hazardous:
+        why = THROUGH if through else why_copied(True, False)
+        inplace = through
     # owing exact warnings, an in-place update whose value reads its own region keeps the
     # region's old values aside (O(region)): a flagged launch re-reads them (`_run_fusion`)
     keep = inplace and not through and exact and hazard(launch, base, True)
@@ -149,6 +153,7 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
 
 
 THROUGH = "in place, through a buffer of the region (the value reads the region elsewhere)"
+THROUGH_SHARE = 3  # `_run_update`: through a buffer when the region is under 1/3 of the array
 
 
 def _through_buffer(store: tuple, launch: Launch) -> tuple:
