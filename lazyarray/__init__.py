@@ -171,7 +171,8 @@ def cache_info() -> dict:
     structure: neither lowered nor optimized again), gathered (dask
     backend: instructions run gathered in one task), fp_rechecks (fusions or traces re-run on
     NumPy's loops because a kernel met a possible floating-point error while NumPy's error
-    state warns)."""
+    state warns), checks_escalated (fusions whose kernel with cheap floating-point checks
+    counted one: compiled with exact checks from then on, docs/semantics.md 7)."""
     return _stats.snapshot()
 
 

@@ -197,6 +197,8 @@ def escalate(entry: KernelEntry | None, comp: Module | None) -> bool:
     new = not entry.superseded
     if new:
         stats.bump("checks_escalated")
+        if len(escalated) >= MAX_KERNELS_IN_MEMORY:  # (bounded as the kernel cache is)
+            escalated.clear()
         escalated.add(entry.cache_key)
         entry.superseded = True
     for forget in on_escalate:
