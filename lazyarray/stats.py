@@ -12,7 +12,8 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damag
            # compile="background": worker processes started, specializations sent to them
            "workers_started", "background_jobs",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",
-           "host_fallbacks", "fp_rechecks", "checks_escalated", "trace_kernel_runs", "trace_compiles",
+           "host_fallbacks", "fp_rechecks", "checks_escalated", "trace_kernel_runs",
+           "trace_compiles",
            "trace_disk_writes", "trace_replays", "plan_hits",
            # live pending arrays computed with an evaluation that shared their work
            "co_materialized",

@@ -3,6 +3,7 @@ calling thread (`compile="now"`) in a fresh process with an empty cache.
 
     python asv_bench/tools/compile_cost.py                   # every program at 64K
     python asv_bench/tools/compile_cost.py --programs vmix,heat2d --size test
+    python asv_bench/tools/compile_cost.py --exact           # every kernel with exact checks
 
 Per program one child process; per kernel its compile seconds (the first compiled
 specialization includes the process's one-time Numba start), its source size, and which
@@ -25,6 +26,11 @@ import json, sys, numpy
 import lazyarray as la
 from lazyarray.runtime import kernels
 from lazyarray.tools.corpus import PROGRAMS
+if sys.argv[3] == "exact":  # every fusion as if escalated: the exact floating-point checks
+    class _Every(set):
+        def __contains__(self, key):
+            return True
+    kernels.escalated = _Every()
 m = PROGRAMS[sys.argv[1]]
 inputs = m.make(m.SIZES[sys.argv[2]], 0)
 out = m.run(la, *inputs)
@@ -47,13 +53,17 @@ def main(argv=None) -> int:
     p.add_argument("--programs", default=",".join(PROGRAMS))
     p.add_argument("--size", default="64K")
     p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--exact", action="store_true",
+                   help="compile every kernel with the exact floating-point checks (the "
+                        "kernels of fusions that escalated; before cheap checks, all of them)")
     a = p.parse_args(argv)
     everything = []
     for name in a.programs.split(","):
         with tempfile.TemporaryDirectory(prefix="lazyarray-compile-cost-") as tmp:
             env = {**os.environ, "LAZYARRAY_CACHE_DIR": tmp, "LAZYARRAY_COMPILE": "now"}
             try:
-                out = subprocess.run([sys.executable, "-c", CHILD, name, a.size], env=env,
+                out = subprocess.run([sys.executable, "-c", CHILD, name, a.size,
+                                      "exact" if a.exact else "cheap"], env=env,
                                      capture_output=True, text=True, timeout=a.timeout)
             except subprocess.TimeoutExpired:
                 print(f"{name}: over {a.timeout:.0f} s")

@@ -220,7 +220,8 @@ def fp_check(comp: Module, i: int) -> str | None:
     know exactly): a superset, never a miss. None when the instruction cannot raise one.
 
     A float or complex result that is inf or NaN while no operand is NaN (NaN in, NaN out
-    raises nothing; inf - inf does); an integer division or remainder by zero (or
+    raises nothing; inf - inf does; with cheap checks, `_cheap`, NaN operands or not); an
+    integer division or remainder by zero (or
     MIN // -1); a float-to-integer cast out of range."""
     ins = comp.instrs[i]
     if not ins.is_elementwise or ins.opcode in FP_QUIET or ins.dtype.kind == "b":

@@ -20,9 +20,9 @@ import numpy as np
 
 from lazyarray.codegen.body import (BLOCK, NONFINITE_BITS, PREFETCH_BLOCK, VECTOR_MATH, acc_dtype,
                                     ancestors, block_buffers, cheap_checks, check_supported,
-                                    epilogue_instrs,
-                                    expr_of, fp_line, has_row_lanes, indent, kernel_params,
-                                    loop_body, loop_instrs, nonfinite_test, np_type, prefetch_lines,
+                                    epilogue_instrs, expr_of, fp_line, has_row_lanes, indent,
+                                    kernel_params, loop_body, loop_instrs, nonfinite_test,
+                                    np_type, prefetch_lines,
                                     reduce_may_raise, reductions_of, row_lanes, scalar_loads,
                                     slow_path_instrs, stored_output, vector_block, vector_combine)
 from lazyarray.codegen.moments import render_moments

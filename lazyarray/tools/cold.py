@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import functools
 import json
 import os
 import statistics
@@ -79,6 +80,7 @@ def child_env(engine: str, tmp: str) -> dict:
     return env
 
 
+@functools.cache
 def compile_package() -> None:
     """lazyarray's modules as bytecode, as an installed package's are: where no process
     writes it (PYTHONDONTWRITEBYTECODE=1), each child compiled them from source (0.15 s)."""
