@@ -22,7 +22,7 @@ from lazyarray.ir import fpstate
 from lazyarray.ops.library import attrs_for
 from lazyarray.ops.table import MULTI_OUTPUT, OPS
 from lazyarray.runtime import pool
-from lazyarray.runtime.versions import version_is_dead
+from lazyarray.runtime.versions import version_is_dead, version_is_private
 from lazyarray.storage import Storage, memory_order, packed_strides, strided_view
 
 
@@ -2048,8 +2048,17 @@ class Array:
         self._vnode = None  # (this view's own memo of the version is no reader of it)
         node = st.node
         v = node._host
-        if v is None or node.op != "buffer" or not version_is_dead(node, v):
+        if v is None or node.op != "buffer":
             return None
+        if not version_is_dead(node, v):
+            if not version_is_private(node, v) or v.flags.writeable and v.flags.owndata:
+                return None
+            # a version nothing else reads, held as a view it may not write (a constant
+            # fill evaluated as a broadcast by a pending reader of it): a private copy, once
+            v = np.array(v, order="C")
+            del node
+            st.node, st.leaf_trace = leaf(v), None
+            node = st.node
         if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
             v.flags.writeable = True
         if key is not None:  # slicing views: NumPy's own indexing of the buffer, as `small_view`

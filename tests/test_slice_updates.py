@@ -199,6 +199,25 @@ def test_row_segment_loop_writes_numpys_way_into_the_buffer():
     assert after["updates_fused"] - before["updates_fused"] == 0
 
 
+def test_row_sweep_over_a_fill_its_first_value_read_writes_in_place():
+    """Gauss-Seidel by rows into `zeros_like`: the first row's value reads the fill before
+    any write, which evaluates the fill as a broadcast of its constant (a view nothing may
+    write); the write then gives the storage a private buffer, once, and every row after is
+    NumPy's setitem into it (`eager_writes`), not a pending update per row."""
+    from lazyarray.tools.corpus import gauss_seidel
+
+    f, sweeps = gauss_seidel.make(gauss_seidel.SIZES["64K"], 3)
+    want_u, want_r = gauss_seidel.run(np, f, sweeps)
+    before = la.cache_info()
+    u, r = gauss_seidel.run(la, f, sweeps)
+    after = la.cache_info()
+    assert np.asarray(u).tobytes() == want_u.tobytes()
+    np.testing.assert_allclose(float(r), want_r, rtol=1e-12)
+    assert after["eager_writes"] - before["eager_writes"] == 254 * sweeps
+    for counter in ("updates_fused", "updates_in_place", "updates_copied"):
+        assert after[counter] - before[counter] == 0, counter
+
+
 def test_region_write_keeps_what_earlier_readers_read():
     """A small write into a computed array goes in place only when nothing else sees the
     version it replaces: a pending expression, a view's pending expression, a NumPy array

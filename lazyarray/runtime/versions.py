@@ -70,3 +70,14 @@ def version_is_dead(node: Node, value: np.ndarray) -> bool:
     return (nref <= _SOLE[0] and vref <= _SOLE[1] and node.op == "buffer"
             and (value.flags.owndata or pool.sole(value)) and value.flags.c_contiguous
             and node.device is None)
+
+
+def version_is_private(node: Node, value: np.ndarray) -> bool:
+    """`version_is_dead`'s reader test alone: nothing but the storage holds `node`, nothing
+    but `node` holds `value`, on the host -- though the buffer may be a view of memory it
+    does not own (a constant fill's broadcast, a NumPy input's copy-free view) or strided.
+    Such a version may be replaced by a private C-ordered copy of itself, which is then
+    dead (`Array._region_buffer`). The caller holds each in one local variable."""
+    nref, vref = _counts(node, value)
+    return (nref <= _SOLE[0] and vref <= _SOLE[1] and node.op == "buffer"
+            and node.device is None)
