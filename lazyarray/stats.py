@@ -20,7 +20,9 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damag
            # the xla backend: programs compiled and run, instructions run on the host inside
            # them, transfers (counts and bytes) to and from the device
            "xla_compiles", "xla_runs", "xla_fallbacks", "xla_to_device", "xla_to_device_bytes",
-           "xla_to_host", "xla_to_host_bytes")
+           "xla_to_host", "xla_to_host_bytes",
+           # runs of programs built for a size bucket's rows (xla_buckets)
+           "xla_bucketed")
 counters: dict[str, int] = dict.fromkeys(_FIELDS, 0)
 
 # The counters of hot paths are C-level counters: `eager_op()` costs a third of a locked

@@ -373,6 +373,97 @@ def test_loops_over_rows_and_windows_compile_one_program(xla):
     assert _count("xla_compiles") - before == 1
 
 
+def _growing(xp, d, m, k):
+    """A program over arrays whose length varies: elementwise math, reductions over the
+    rows (whose padding must not count: maxima of negatives, minima of positives, products,
+    all/any, integer extremes), row sums, argmax along rows, a row-wise product, a scan,
+    whole-row slices and updates, and an integer power whose exponent is negative only where
+    a zero padding row would put it."""
+    x, mm, ki = xp.asarray(d), xp.asarray(m), xp.asarray(k)
+    neg = -xp.abs(x) - 1.0
+    y = xp.tanh(x) * 2 + x.mean() + (mm.sum(axis=1) > 1)
+    z = mm * x[:, None]
+    z[:, 1] = z[:, 2] * 2
+    z[0, :] = -1.0
+    return [y, z, neg.max(), (neg + 3).min(), (x + 1).prod(), (x > -1).all(), (x > 2).any(),
+            ki.max(), (-ki).min(), xp.argmax(mm, axis=1), mm @ xp.asarray(np.arange(3.0)),
+            xp.cumsum(x), z[:, 1:].sum(axis=0), (ki + 1) ** (ki - 1)]
+
+
+def test_lengths_that_vary_compile_per_size_bucket_not_per_length(xla):
+    """A loop over growing lengths runs in size buckets (`xla_buckets`): the first length
+    compiles its exact program; from the second on, one program per bucket (the next of 16,
+    20, 24, 28, 32, 40, ... rows), arrays padded to it on the way up and read back at their
+    length. Values, dtypes and shapes NumPy's at every length, the padding rows never in a
+    result, no host rerun (an integer power's check reads the rows in use only)."""
+    from lazyarray.backends.xla_buckets import bucket
+
+    assert [bucket(n) for n in (1, 16, 17, 20, 21, 33, 100, 1000, 1025, 10 ** 7)] == \
+        [16, 16, 20, 20, 24, 40, 112, 1024, 1280, 10485760]
+    rng = np.random.default_rng(5)
+    lengths = [1000, 1003, 1010, 1024, 1017, 1030, 1100, 1279, 1280, 901]
+    compiled = []
+    for n in lengths:
+        d, m = rng.random(n), rng.random((n, 3))
+        k = rng.integers(1, 5, n)  # (a zero padding row: a negative exponent)
+        before = _count("xla_compiles"), _count("fallbacks")
+        got = _growing(la, d, m, k)
+        la.evaluate(*got)
+        compiled.append(_count("xla_compiles") - before[0])
+        assert _count("fallbacks") == before[1], n
+        if n != lengths[0]:
+            assert "in a program built for a size bucket of" in str(la.explain())
+        for g, e in zip(got, _growing(np, d, m, k), strict=True):
+            assert_like_numpy(g, e)
+            assert np.asarray(g).flags.c_contiguous
+    # 1000 exact; 1003 (1024's bucket); 1030-1280 (1280's); 901 (1024's, compiled before)
+    assert compiled[0] >= 1 and compiled[1] >= 1
+    assert compiled[2:6] == [0, 0, 0, compiled[5]] and compiled[5] >= 1
+    assert compiled[6:] == [0, 0, 0, 0]
+    assert _count("xla_bucketed") > 0
+
+
+def test_padded_arrays_stay_padded_until_read(xla):
+    """A result of a bucket's program stays on the device in the bucket's rows; the next
+    program of that bucket reads it as it is (no transfer, no compile), a program that
+    cannot run in a bucket reads its rows in use, and a read on the host gives its own
+    length; explain names both lengths."""
+    from lazyarray.backends import xla as backend
+
+    for n in (300, 301):  # (the second length: buckets from now on)
+        x = la.asarray(np.arange(n, dtype=np.float64))
+        y = x * 2.0
+        la.evaluate(y)
+    assert la.explain().__str__().count("in a bucket of 320 rows") == 1  # the upload
+    assert y._node.device.shape == (320,)
+    up = _count("xla_to_device")
+    z = (y + 1.0).sum()
+    la.evaluate(z)
+    assert _count("xla_to_device") == up
+    assert float(z) == float((np.arange(301.0) * 2 + 1).sum())
+    g = y[::-1] * 1.5  # reversed rows: not in a bucket, reads the 301 rows in use
+    la.evaluate(g)
+    assert "bucket" not in str(la.explain())
+    assert_like_numpy(g, (np.arange(301.0) * 2)[::-1] * 1.5)
+    host = np.asarray(y)
+    assert host.shape == (301,) and host[-1] == 600.0
+    assert "to host float64[301] in a bucket of 320 rows, 2560 bytes" in str(
+        backend.last_run())
+
+
+def test_buckets_can_be_turned_off(xla, monkeypatch):
+    """`LAZYARRAY_XLA_BUCKETS=0` (read when the backend loads): every length its own
+    program, as XLA compiles them."""
+    from lazyarray.backends import xla as backend
+
+    monkeypatch.setattr(backend, "BUCKETS", "0")
+    before = _count("xla_compiles")
+    for n in (500, 501, 502):
+        y = la.asarray(np.ones(n)) * 3.0
+        assert_like_numpy(y, np.ones(n) * 3.0)
+    assert _count("xla_compiles") - before == 3
+
+
 def test_regions_are_boxes_exactly_when_numpy_says_so():
     """`xla_lower.box` reads a written region's box from its offset and strides alone; over
     random views of random arrays, the box holds exactly the view's elements (NumPy's own
@@ -516,7 +607,9 @@ DIFFERENTIAL = ["tests/test_elementwise.py", "tests/test_reductions.py", "tests/
 def test_differential_suite_on_xla(path, tmp_path):
     # the `mode` tests' compiled variants; not the `test_compiled_*` ones, which ask for the
     # CPU backend by name (the CPU suite runs them)
+    # (every module that can run in a size bucket's rows does: the padding is what is new)
     env = dict(os.environ, LAZYARRAY_TEST_BACKEND="xla", JAX_PLATFORMS="cpu",
+               LAZYARRAY_XLA_BUCKETS="always",
                HYPOTHESIS_PROFILE="sim", LAZYARRAY_CACHE_DIR=str(tmp_path),
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -22,6 +22,7 @@ is imported with this module, which `backends.get("xla")` loads on first use, an
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import os
@@ -37,7 +38,8 @@ import numpy as np
 
 from lazyarray import stats
 from lazyarray.backends import Backend
-from lazyarray.backends.xla_lower import build, host_module, positions, structure
+from lazyarray.backends.xla_buckets import FAMILY_ROWS, bucketed, padded_to
+from lazyarray.backends.xla_lower import build, host_module, host_only, positions, structure
 from lazyarray.graph import node as graph_node
 from lazyarray.ir.hlo import Module
 from lazyarray.ir.interpret import interpret
@@ -77,6 +79,9 @@ SUBNORMALS = os.environ.get("LAZYARRAY_XLA_SUBNORMALS", "check")
 PASSES = (simplify, dce)  # XLA fuses, picks layouts and calls its own matmul
 MAX_PROGRAMS = 512  # compiled programs kept (least recently used beyond this are dropped)
 DONATE = os.environ.get("LAZYARRAY_XLA_DONATE", "1") != "0"  # dead versions' buffers to XLA
+# size buckets (xla_buckets): "1" for lengths that vary, "always" from a family's first
+# length (the differential suite runs so), "0" never
+BUCKETS = os.environ.get("LAZYARRAY_XLA_BUCKETS", "1")
 
 
 # ---- transfers -----------------------------------------------------------------------------
@@ -93,11 +98,15 @@ class RunInfo:
     transfers: list = field(default_factory=list)  # "to device f64[1000] 8000 bytes", ...
     donated: list = field(default_factory=list)  # arguments whose buffers took results
     rerun: str = ""  # why the module ran on the host interpreter after all
+    bucket: tuple | None = None  # (rows in use, the bucket's rows) of a padded program
 
     def __str__(self) -> str:
         lines = [f"xla program {self.key} on {self.device}: "
                  + ("compiled before" if self.status == "hit" else
                     f"compiled now in {self.compile_s * 1e3:.1f} ms")]
+        if self.bucket is not None:
+            lines.append(f"  {self.bucket[0]} rows in a program built for a size bucket of "
+                         f"{self.bucket[1]} (lengths vary)")
         if self.fallbacks:
             lines.append("  on the host (counted fallbacks): " + ", ".join(self.fallbacks))
         lines += [f"  transfer {t}" for t in self.transfers] or ["  no transfers"]
@@ -117,8 +126,13 @@ KEEP_LAST_CALL = False
 last_call: list[tuple | None] = [None]
 
 
-def _describe(shape, dtype, nbytes: int) -> str:
-    return f"{np.dtype(dtype).name}{list(shape)} {nbytes} bytes"
+def _describe(shape, dtype, nbytes: int, rows: int | None = None) -> str:
+    """"float64[1000] 8000 bytes"; with `rows` (the rows in use of a size bucket's array):
+    "float64[1000] in a bucket of 1024 rows, 8192 bytes"."""
+    name = np.dtype(dtype).name
+    if rows is None or not shape or rows == shape[0]:
+        return f"{name}{list(shape)} {nbytes} bytes"
+    return f"{name}{[rows, *shape[1:]]} in a bucket of {shape[0]} rows, {nbytes} bytes"
 
 
 # Device arrays holding a subnormal float, by id (weakly): only uploads can hold one. A
@@ -129,13 +143,14 @@ def _describe(shape, dtype, nbytes: int) -> str:
 _subnormal_arrays: dict[int, weakref.ref] = {}
 
 
-def to_device(host: np.ndarray):
-    """The same values in the default device's memory (a counted transfer)."""
+def to_device(host: np.ndarray, rows: int | None = None):
+    """The same values in the default device's memory (a counted transfer; `rows`: those in
+    use, when `host` is padded to a size bucket's)."""
     host = np.asarray(host)
     if host.nbytes:
         stats.bump("xla_to_device")
         stats.bump("xla_to_device_bytes", host.nbytes)
-        _uploads.append("to device " + _describe(host.shape, host.dtype, host.nbytes))
+        _uploads.append("to device " + _describe(host.shape, host.dtype, host.nbytes, rows))
     arr = jax.device_put(host)
     if SUBNORMALS != "flush" and host.dtype.kind in "fc" and _host_subnormal(host):
         _mark_subnormal(arr)
@@ -156,35 +171,81 @@ def holds_subnormal(x) -> bool:
     return x.dtype.kind in "fc" and _host_subnormal(x)
 
 
-def to_host(array) -> np.ndarray:
-    """The host copy of a device array (a counted transfer), a NumPy array of its own."""
+def to_host(array, rows: int | None = None) -> np.ndarray:
+    """The host copy of a device array (a counted transfer), a NumPy array of its own
+    (`rows`: those in use of a size bucket's array, for the report)."""
     out = np.array(array, copy=True)
     if out.nbytes:
         stats.bump("xla_to_host")
         stats.bump("xla_to_host_bytes", out.nbytes)
         last = _last[0]
         if last is not None:
-            last.transfers.append("to host " + _describe(out.shape, out.dtype, out.nbytes))
+            last.transfers.append("to host " + _describe(out.shape, out.dtype, out.nbytes,
+                                                         rows))
     return out
 
 
 def _fetch(node) -> np.ndarray:
-    return to_host(node.device)
+    if np.shape(node.device) == node.shape:
+        return to_host(node.device)
+    return to_host(node.device, node.shape[0])[:node.shape[0]]  # (a size bucket's rows)
 
 
 graph_node.FETCH[NAME] = _fetch
 
 
+class Upload:
+    """A buffer node to upload when the program that reads it is known (`device_leaf`): its
+    rows padded to a size bucket's when the program is bucketed (`_uploaded`)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+
 def device_leaf(node):
-    """A buffer node's device array: resident already, or uploaded now and kept while the
-    node lives (a buffer another backend holds is read through the host, not kept)."""
+    """A buffer node's device array when resident, else an `Upload` of it, made when the
+    evaluation runs and kept in the node while it lives (a buffer another backend holds is
+    read through the host, not kept)."""
     dev = node.device
     if dev is not None and node.holder == NAME:
         return dev
-    arr = to_device(node.value)
-    if node.device is None:
-        node.device, node.holder = arr, NAME
-    return arr
+    return Upload(node)
+
+
+def _uploaded(args: list, shapes: dict) -> list:
+    """`args` with every `Upload` made: its host value, padded with zero rows to the
+    parameter's shape in `shapes` (by argument index) when a size bucket's is longer."""
+    out = list(args)
+    for k, a in enumerate(args):
+        if type(a) is Upload:
+            node, host = a.node, a.node.value
+            want = shapes.get(k, host.shape)
+            if want != host.shape and host.ndim and want[0] > host.shape[0]:
+                rows = np.zeros(want, host.dtype)
+                rows[:host.shape[0]] = host
+                host = rows
+            out[k] = to_device(host, node.shape[0] if host.shape != node.shape else None)
+            if node.device is None:
+                node.device, node.holder = out[k], NAME
+    return out
+
+
+def _host_args(module: Module, args: list) -> list:
+    """The NumPy values of `args` at the module's parameter shapes (nothing uploaded)."""
+    shapes = _param_shapes(module)
+    out = []
+    for k, a in enumerate(args):
+        h = a.node.value if type(a) is Upload else to_host(a) if is_device_array(a) \
+            else np.asarray(a)
+        want = shapes.get(k, h.shape)
+        out.append(h if h.shape == want else h[:want[0]])
+    return out
+
+
+def _param_shapes(module: Module) -> dict:
+    return {i.attr("index"): i.shape for i in module.instrs if i.opcode == "parameter"}
 
 
 def peek_leaf(node):
@@ -222,6 +283,7 @@ def cache_clear() -> None:
     """Forget every compiled program (`lazyarray.cache_clear`)."""
     with _lock:
         _cache.clear()
+        _lengths.clear()
 
 
 def _structure(module: Module) -> tuple:
@@ -231,20 +293,44 @@ def _structure(module: Module) -> tuple:
     return s
 
 
-def _program(module: Module, donated: tuple = ()) -> tuple[Program, bool]:
-    k = (_structure(module), SUBNORMALS, donated)
+def _program(module: Module, donated: tuple = (), padded: frozenset = frozenset(),
+             reshaped: tuple = ()) -> tuple[Program, bool]:
+    """The program of `module` (`padded`: its size bucket's rows, `xla_buckets`; `reshaped`:
+    (index, shape) of device arguments whose rows differ from their parameter's)."""
+    k = (_structure(module), SUBNORMALS, donated, padded, reshaped)
     with _lock:
         p = _cache.get(k)
         if p is not None:
             _cache.move_to_end(k)
             return p, True
     p = Program(hashlib.sha256(repr(k).encode()).hexdigest()[:16],
-                build(module, SUBNORMALS), donated)
+                build(module, SUBNORMALS, padded), donated)
     with _lock:
         p = _cache.setdefault(k, p)
         while len(_cache) > MAX_PROGRAMS:
             _cache.popitem(last=False)
     return p, False
+
+
+_lengths: OrderedDict[tuple, int] = OrderedDict()  # family -> its one length so far, or -1
+
+
+def _lengths_vary(b) -> bool:
+    """Has the family of `b`'s module (its structure with the bucketed length masked) run
+    with another length before? A program that always meets one length runs at its exact
+    shape; from a family's second length on, its programs are the buckets'."""
+    masked = dataclasses.replace(b.module, key=None, instrs=tuple(
+        padded_to(ins, FAMILY_ROWS) if k in b.padded else ins
+        for k, ins in enumerate(b.module.instrs)))
+    family = structure(masked)
+    with _lock:
+        seen = _lengths.setdefault(family, b.n)
+        if seen not in (b.n, -1):
+            seen = _lengths[family] = -1
+        _lengths.move_to_end(family)
+        while len(_lengths) > 4 * MAX_PROGRAMS:
+            _lengths.popitem(last=False)
+    return seen == -1
 
 
 def _donatable(module: Module, args: list, free: frozenset) -> tuple:
@@ -318,12 +404,24 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
             return [None for _ in module.outputs]
         _last[0] = info
         return _on_host(module, args)
-    p, hit = _program(module, _donatable(module, args, free) if free and DONATE else ())
+    b = bucketed(module, host_only) if BUCKETS != "0" else None
+    if b is not None and BUCKETS != "always" and not _lengths_vary(b):
+        b = None  # (one length so far: its exact program)
+    run = module if b is None else b.module  # (its leading extents the bucket's)
+    shapes = _param_shapes(run)
+    if not dry:
+        args = _uploaded(args, shapes)
+    reshaped = tuple((k, a.shape) for k, a in enumerate(args)
+                     if is_device_array(a) and a.shape != shapes.get(k, a.shape))
+    p, hit = _program(run, _donatable(run, args, free) if free and DONATE else (),
+                      frozenset() if b is None else b.padded, reshaped)
     consts = [np.asarray(i.value) for i in module.instrs if i.opcode == "constant"]
     pos = positions(module)
+    if b is not None:  # the rows in use, last
+        pos = np.append(pos, np.int64(b.n))
     subnormal = SUBNORMALS != "flush" and any(map(holds_subnormal, [*args, *consts]))
     info = RunInfo(device_name(), p.key, "hit" if hit and p.compiled is not None else "miss",
-                   fallbacks=list(p.lowered.fallbacks))
+                   fallbacks=list(p.lowered.fallbacks), bucket=None if b is None else (b.n, b.size))
     info.transfers, _uploads[:] = list(_uploads), []
     if trace is not None:  # (the report prints the run as it is when printed: `source`)
         trace.kernels.append(KernelRecord(f"{NAME}.0", NAME, p.key, info.status, info, module))
@@ -338,12 +436,15 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
         info.compile_s = p.compile_s
     stats.bump("xla_runs")
     stats.bump("kernels_launched")
+    if b is not None:
+        stats.bump("xla_bucketed")
     if p.lowered.fallbacks:
         stats.bump("host_fallbacks", len(p.lowered.fallbacks))
     if p.donated:
         stats.bump("buffers_donated", len(p.donated))
-        info.donated = [_describe(np.shape(args[k]), args[k].dtype, args[k].nbytes)
-                        for k in p.donated]
+        shapes = _param_shapes(module)
+        info.donated = [_describe(np.shape(args[k]), args[k].dtype, args[k].nbytes,
+                                  (shapes[k] or (None,))[0]) for k in p.donated]
     elif KEEP_LAST_CALL:
         last_call[0] = (p, list(args), consts, pos)
     outs, bad = p.call(list(args), consts, pos)
@@ -360,7 +461,7 @@ def _on_host(module: Module, args: list) -> list:
     (counted transfers and a counted fallback)."""
     stats.bump("fallbacks")
     stats.bump("xla_fallbacks")
-    host = [to_host(a) if is_device_array(a) else np.asarray(a) for a in args]
+    host = _host_args(module, args)
     with np.errstate(all="ignore"):
         outs = interpret(module, host)
     return [to_device(np.asarray(r, order="C").astype(module.instrs[o].dtype, copy=False)

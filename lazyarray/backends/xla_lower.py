@@ -265,20 +265,20 @@ def _on_host(ins: Instr, xs: list):
 
 # strict subnormals: a zero result that NumPy would give as a subnormal (XLA flushes it)
 UNDERFLOWS = {
-    "add": lambda r, a, b: jnp.any((r == 0) & (a != -b)),
-    "subtract": lambda r, a, b: jnp.any((r == 0) & (a != b)),
-    "multiply": lambda r, a, b: jnp.any((r == 0) & (a != 0) & (b != 0)),
-    "divide": lambda r, a, b: jnp.any((r == 0) & (a != 0) & jnp.isfinite(b)),
+    "add": lambda r, a, b: (r == 0) & (a != -b),
+    "subtract": lambda r, a, b: (r == 0) & (a != b),
+    "multiply": lambda r, a, b: (r == 0) & (a != 0) & (b != 0),
+    "divide": lambda r, a, b: (r == 0) & (a != 0) & jnp.isfinite(b),
 }
 
 
 def _elementwise(ins: Instr, xs: list, module: Module, strict=False) -> tuple:
     """An elementwise row in XLA (`host_only` sent the others to the host): its value and
-    its check (None, or a flag that reruns the module on the host)."""
+    its check (None, or flags per element, any of which reruns the module on the host)."""
     op = ins.opcode
     check = None
     if op == "power" and xs[1].dtype.kind == "i" and ins.dtype.kind in "iu":
-        check = jnp.any(xs[1] < 0)  # NumPy: "Integers to negative integer powers ..."
+        check = xs[1] < 0  # NumPy: "Integers to negative integer powers ..."
     if op not in HALF_NATIVE and any(x.dtype == np.float16 for x in xs):
         xs = [x.astype(np.float32) if x.dtype == np.float16 else x for x in xs]
     if op in DIVISIONS and xs[1].dtype.kind in "fc" and _broadcast_of(module, ins.operands[1]):
@@ -345,6 +345,31 @@ def _reduce(ins: Instr, x):
     f = {"add": jnp.sum, "multiply": jnp.prod, "maximum": jnp.max, "minimum": jnp.min,
          "or": jnp.any, "and": jnp.all}[name]
     return f(x, axis=dims).astype(dtype)
+
+
+def _identity(ins: Instr, dtype: np.dtype):
+    """The value a reduction's padding rows take: they change nothing."""
+    name = ins.attr("to_apply")
+    if dtype.kind == "b":
+        return name in ("multiply", "and", "minimum")
+    if name in ("add", "or"):
+        return np.zeros((), dtype)
+    if name in ("multiply", "and"):
+        return np.ones((), dtype)
+    big = np.inf if dtype.kind in "fc" else np.iinfo(dtype).max
+    small = -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
+    return np.asarray(small if name == "maximum" else big, dtype)
+
+
+def _as_shape(x, shape: tuple):
+    """A parameter whose device array is padded past its rows, or short of a bucket's: its
+    first rows, or padded to them (`xla_buckets`)."""
+    have = jnp.shape(x)
+    if have == shape:
+        return x
+    if have[0] > shape[0]:
+        return lax.slice_in_dim(x, 0, shape[0])
+    return jnp.pad(x, [(0, shape[0] - have[0])] + [(0, 0)] * (len(shape) - 1))
 
 
 def _scan(ins: Instr, x):
@@ -484,11 +509,14 @@ def _dot(ins: Instr, a, b):
     return jnp.matmul(a, b, precision=lax.Precision.HIGHEST).astype(ins.dtype)
 
 
-def build(module: Module, subnormals: str = "check") -> Lowered:
+def build(module: Module, subnormals: str = "check", padded: frozenset = frozenset()
+          ) -> Lowered:
     """The JAX function computing `module` (see the module docstring). `subnormals`:
     "strict", a zero result of + - * / that NumPy would give as a subnormal is a check;
     "check" and "flush": no checks of subnormals inside the program (inputs holding one are
-    found before it runs, `xla.holds_subnormal`)."""
+    found before it runs, `xla.holds_subnormal`). `padded`: the instructions whose leading
+    axis is a size bucket's (`xla_buckets`): the rows in use, ``n``, are the last position,
+    and reductions over that axis and checks read those rows only."""
     strict = subnormals == "strict"
     fallbacks = [f"%{k} {i.opcode}" for k, i in enumerate(module.instrs) if host_only(i, module)]
 
@@ -496,12 +524,17 @@ def build(module: Module, subnormals: str = "check") -> Lowered:
         vals: list = [None] * len(module.instrs)
         flags: list = []
         c = j = 0
+        rows = pos[pos.shape[0] - 1] if padded else None
+
+        def in_use(shape):  # the rows in use of a padded value of `shape`
+            return lax.broadcasted_iota(np.int64, shape, 0) < rows
+
         for k, ins in enumerate(module.instrs):
             op = ins.opcode
             xs = [vals[o] for o in ins.operands]
             check = None
             if op == "parameter":  # (subnormal inputs are found before: `holds_subnormal`)
-                v = args[ins.attr("index")]
+                v = _as_shape(args[ins.attr("index")], ins.shape)
             elif op == "constant":
                 v = cs[c]
                 c += 1
@@ -519,7 +552,10 @@ def build(module: Module, subnormals: str = "check") -> Lowered:
             elif op in ("reshape", "transpose", "slice", "broadcast"):
                 v = _movement(ins, xs[0])
             elif op == "reduce":
-                v = _reduce(ins, xs[0])
+                x = xs[0]
+                if ins.operands[0] in padded and 0 in ins.attr("dimensions"):
+                    x = jnp.where(in_use(x.shape), x, _identity(ins, x.dtype))
+                v = _reduce(ins, x)
             elif op == "scan":
                 v = _scan(ins, xs[0])
             elif op == "argreduce":
@@ -537,7 +573,9 @@ def build(module: Module, subnormals: str = "check") -> Lowered:
             else:
                 raise NotImplementedError(f"xla: no lowering for {op}")
             if check is not None:
-                flags.append(check)
+                if k in padded and jnp.ndim(check):
+                    check = check & in_use(jnp.shape(check))
+                flags.append(jnp.any(check))
             vals[k] = jnp.asarray(v)
         outs = tuple(vals[o] for o in module.outputs)
         return outs, (jnp.any(jnp.stack(flags)) if flags else None)
