@@ -464,6 +464,76 @@ def test_buckets_can_be_turned_off(xla, monkeypatch):
     assert _count("xla_compiles") - before == 3
 
 
+def test_float64_products_on_the_int8_unit_are_as_accurate_as_numpys(xla):
+    """On a TPU a float64 product runs as int8 digit products (`xla_f64dot`): against the
+    exact product (long double), its error is within its bound and no larger than NumPy's
+    BLAS's on ordinary matrices; where the bound does not hold (small elements carrying a
+    row's value, non-finite values, exponents past float32's) XLA's own product runs instead
+    -- seen here by a stand-in that returns NaN. Integer-valued matrices come out exact."""
+    import jax.numpy as jnp
+
+    from lazyarray.backends import xla_f64dot
+
+    la.evaluate(la.ones(3) * 2)  # (the backend loaded: JAX's 64-bit types on)
+
+    def stand_in(a, b):
+        return jnp.full((a.shape[0], b.shape[1]), np.nan)
+
+    product = jax.jit(lambda a, b: xla_f64dot.dot(a, b, stand_in))
+    rng = np.random.default_rng(9)
+    cases = {
+        "normal": (rng.standard_normal((120, 300)), rng.standard_normal((300, 90))),
+        "uniform": (rng.random((120, 300)), rng.random((300, 90))),
+        "scaled rows": (rng.random((120, 300)) * np.logspace(-20, 20, 120)[:, None],
+                        rng.standard_normal((300, 90)) * 1e-6),
+        "zero rows": (np.vstack([np.zeros((3, 300)), rng.random((5, 300))]),
+                      rng.random((300, 7))),
+    }
+    for name, (a, b) in cases.items():
+        got = np.asarray(product(a, b))
+        assert not np.isnan(got).any(), name  # the integer product ran
+        exact = a.astype(np.longdouble) @ b.astype(np.longdouble)
+        magnitude = np.abs(a) @ np.abs(b)
+        scale = np.where(magnitude > 0, magnitude, 1)
+        err = float(np.max(np.abs(got - exact) / scale))
+        blas = float(np.max(np.abs(a @ b - exact) / scale))
+        assert err <= xla_f64dot.TOLERANCE, name
+        assert err <= max(blas, 4 * np.finfo(np.float64).eps), (name, err, blas)
+    ints = rng.integers(-1000, 1000, (60, 80)).astype(float), \
+        rng.integers(-1000, 1000, (80, 40)).astype(float)
+    assert np.array_equal(np.asarray(product(*ints)), ints[0] @ ints[1])
+    carried = np.ones((4, 6)), np.ones((6, 3))
+    carried[0][:, 1:] = 1e-10
+    carried[1][0] = 0
+    bad = rng.standard_normal((8, 8))
+    bad[2, 3] = np.nan
+    for name, (a, b) in {"small elements carry the value": carried,
+                         "non-finite": (bad, np.ones((8, 8))),
+                         "past float32's exponents": (np.full((4, 4), 1e200), np.ones((4, 4)))
+                         }.items():
+        assert np.isnan(np.asarray(product(a, b))).all(), name  # XLA's own product
+
+
+def test_float64_products_through_the_backend_use_the_int8_unit_where_enabled(
+        xla, monkeypatch):
+    """`LAZYARRAY_XLA_F64_DOT=int8` (the default on a TPU, "auto"): W5's `maximum(A @ B +
+    bias, 0)` in float64 within NumPy's accuracy, float32 products unchanged."""
+    from lazyarray.backends import xla as backend
+    from lazyarray.backends import xla_f64dot
+
+    monkeypatch.setattr(xla_f64dot, "ENABLED", True)
+    backend.cache_clear()  # (programs built before were lowered without it)
+    rng = np.random.default_rng(3)
+    a, b, bias = rng.random((64, 96)), rng.random((96, 48)), rng.random(48)
+    got = np.asarray(la.maximum(la.asarray(a) @ la.asarray(b) + bias, 0))
+    exact = np.maximum(a.astype(np.longdouble) @ b + bias, 0)
+    assert np.max(np.abs(got - exact)) <= np.max(np.abs(np.maximum(a @ b + bias, 0) - exact)) \
+        + 4 * np.finfo(np.float64).eps * np.max(exact)
+    f32 = la.asarray(a.astype(np.float32)) @ la.asarray(b.astype(np.float32))
+    assert_like_numpy(f32, a.astype(np.float32) @ b.astype(np.float32))
+    backend.cache_clear()
+
+
 def test_regions_are_boxes_exactly_when_numpy_says_so():
     """`xla_lower.box` reads a written region's box from its offset and strides alone; over
     random views of random arrays, the box holds exactly the view's elements (NumPy's own

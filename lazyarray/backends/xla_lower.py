@@ -31,6 +31,7 @@ import numpy as np
 from jax import lax
 
 from lazyarray import stats
+from lazyarray.backends import xla_f64dot
 from lazyarray.ir.hlo import Instr, Module
 from lazyarray.ir.interpret import evaluate
 from lazyarray.ops.table import OPS
@@ -506,7 +507,13 @@ def _movement(ins: Instr, x):
 def _dot(ins: Instr, a, b):
     if ins.dtype.kind == "b":
         return jnp.matmul(a.astype(np.int64), b.astype(np.int64)) != 0
-    return jnp.matmul(a, b, precision=lax.Precision.HIGHEST).astype(ins.dtype)
+    if xla_f64dot.ENABLED and xla_f64dot.usable(a, b):  # (a TPU: float64 is emulated)
+        return xla_f64dot.dot(a, b, _native_dot)
+    return _native_dot(a, b).astype(ins.dtype)
+
+
+def _native_dot(a, b):
+    return jnp.matmul(a, b, precision=lax.Precision.HIGHEST)
 
 
 def build(module: Module, subnormals: str = "check", padded: frozenset = frozenset()
