@@ -391,8 +391,8 @@ def _growing(xp, d, m, k):
 
 
 def test_lengths_that_vary_compile_per_size_bucket_not_per_length(xla):
-    """A loop over growing lengths runs in size buckets (`xla_buckets`): the first length
-    compiles its exact program; from the second on, one program per bucket (the next of 16,
+    """A loop over growing lengths runs in size buckets (`xla_buckets`): the first two
+    lengths compile their exact programs; from the third on, one program per bucket (the next of 16,
     20, 24, 28, 32, 40, ... rows), arrays padded to it on the way up and read back at their
     length. Values, dtypes and shapes NumPy's at every length, the padding rows never in a
     result, no host rerun (an integer power's check reads the rows in use only)."""
@@ -411,15 +411,14 @@ def test_lengths_that_vary_compile_per_size_bucket_not_per_length(xla):
         la.evaluate(*got)
         compiled.append(_count("xla_compiles") - before[0])
         assert _count("fallbacks") == before[1], n
-        if n != lengths[0]:
+        if n not in lengths[:2]:
             assert "in a program built for a size bucket of" in str(la.explain())
         for g, e in zip(got, _growing(np, d, m, k), strict=True):
             assert_like_numpy(g, e)
             assert np.asarray(g).flags.c_contiguous
-    # 1000 exact; 1003 (1024's bucket); 1030-1280 (1280's); 901 (1024's, compiled before)
-    assert compiled[0] >= 1 and compiled[1] >= 1
-    assert compiled[2:6] == [0, 0, 0, compiled[5]] and compiled[5] >= 1
-    assert compiled[6:] == [0, 0, 0, 0]
+    # 1000, 1003 exact; 1010-1024 (1024's bucket); 1030-1280 (1280's); 901 (1024's)
+    assert min(compiled[:3]) >= 1 and compiled[5] >= 1
+    assert compiled[3:5] == [0, 0] and compiled[6:] == [0, 0, 0, 0]
     assert _count("xla_bucketed") > 0
 
 
@@ -430,7 +429,7 @@ def test_padded_arrays_stay_padded_until_read(xla):
     length; explain names both lengths."""
     from lazyarray.backends import xla as backend
 
-    for n in (300, 301):  # (the second length: buckets from now on)
+    for n in (299, 300, 301):  # (the third length: buckets from now on)
         x = la.asarray(np.arange(n, dtype=np.float64))
         y = x * 2.0
         la.evaluate(y)

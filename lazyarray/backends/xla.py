@@ -312,25 +312,29 @@ def _program(module: Module, donated: tuple = (), padded: frozenset = frozenset(
     return p, False
 
 
-_lengths: OrderedDict[tuple, int] = OrderedDict()  # family -> its one length so far, or -1
+# family -> the lengths it has met (at most EXACT_LENGTHS), or None once they vary more
+_lengths: OrderedDict[tuple, tuple | None] = OrderedDict()
+EXACT_LENGTHS = 2  # a family runs exact programs for this many lengths, then buckets
 
 
 def _lengths_vary(b) -> bool:
-    """Has the family of `b`'s module (its structure with the bucketed length masked) run
-    with another length before? A program that always meets one length runs at its exact
-    shape; from a family's second length on, its programs are the buckets'."""
+    """Has the family of `b`'s module (its structure with the bucketed length masked) met
+    more than `EXACT_LENGTHS` lengths? Until then it runs exact programs, as `jax.jit`
+    would (one shape, or two unrelated arrays through the same small program, pay no
+    padding); from its third length on, the buckets' programs."""
     masked = dataclasses.replace(b.module, key=None, instrs=tuple(
         padded_to(ins, FAMILY_ROWS) if k in b.padded else ins
         for k, ins in enumerate(b.module.instrs)))
     family = structure(masked)
     with _lock:
-        seen = _lengths.setdefault(family, b.n)
-        if seen not in (b.n, -1):
-            seen = _lengths[family] = -1
+        seen = _lengths.get(family, ())
+        if seen is not None and b.n not in seen:
+            seen = (*seen, b.n) if len(seen) < EXACT_LENGTHS else None
+        _lengths[family] = seen
         _lengths.move_to_end(family)
         while len(_lengths) > 4 * MAX_PROGRAMS:
             _lengths.popitem(last=False)
-    return seen == -1
+    return seen is None
 
 
 def _donatable(module: Module, args: list, free: frozenset) -> tuple:
@@ -365,7 +369,7 @@ def _compile(p: Program, args: list, consts: list, pos: np.ndarray) -> None:
     t0 = time.perf_counter()
     spec = ([jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args],
             [jax.ShapeDtypeStruct(np.shape(c), np.asarray(c).dtype) for c in consts],
-            jax.ShapeDtypeStruct(pos.shape, pos.dtype))
+            None if pos is None else jax.ShapeDtypeStruct(pos.shape, pos.dtype))
     if p.donated and jax.eval_shape(p.lowered.fn, *spec)[1] is not None:
         p.donated = ()  # a failed check reruns the module on the host from its arguments
     d, fn = set(p.donated), p.lowered.fn
@@ -419,6 +423,8 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
     pos = positions(module)
     if b is not None:  # the rows in use, last
         pos = np.append(pos, np.int64(b.n))
+    if not len(pos):
+        pos = None  # (no argument at all: the program's parameters are the user's arrays)
     subnormal = SUBNORMALS != "flush" and any(map(holds_subnormal, [*args, *consts]))
     info = RunInfo(device_name(), p.key, "hit" if hit and p.compiled is not None else "miss",
                    fallbacks=list(p.lowered.fallbacks), bucket=None if b is None else (b.n, b.size))

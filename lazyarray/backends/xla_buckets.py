@@ -23,8 +23,8 @@ is built for the bucket's length ``N >= n`` (`bucket`: the next of 16, 20, 24, 2
   before, and reads a padded argument's first ``n`` rows inside the program.
 
 Buckets are for lengths that vary: a module family (its structure with the length masked)
-that has met one length runs its exact program, as `jax.jit` would; from its second length
-on, it runs its buckets' programs (`xla._lengths_vary`). ``LAZYARRAY_XLA_BUCKETS`` (read
+runs exact programs for its first two lengths, as `jax.jit` would; from its third length on,
+its buckets' programs (`xla._lengths_vary`). ``LAZYARRAY_XLA_BUCKETS`` (read
 when the backend loads): ``1`` (default) so, ``always`` from a family's first length (the
 differential suite runs so: every bucketable module padded), ``0`` never.
 """

@@ -177,6 +177,33 @@ def measure_writes(n: int, rows: int, repeats: int) -> dict:
     return out
 
 
+def measure_lengths(lengths: list[int]) -> dict:
+    """A loop over growing lengths (`x = la.asarray(data[:n])`, W1's body and a mean,
+    each evaluated and read): compiles and seconds for the whole loop, with size buckets
+    (`xla_buckets`) and with a program per length (`xla.BUCKETS = "0"`)."""
+    xla_backend = backends.get("xla").module
+    rng = np.random.default_rng(0)
+    data = rng.random((5, max(lengths))).astype(np.float32)
+    out = {"lengths": len(lengths)}
+    with la.options(backend="xla", eager_threshold=0):
+        for mode in ("1", "0"):
+            xla_backend.BUCKETS = mode
+            xla_backend.cache_clear()
+            before = la.cache_info()["xla_compiles"]
+            t0 = time.perf_counter()
+            for n in lengths:
+                a, b, c, d, e = (la.asarray(row[:n]) for row in data)
+                y = a * b + c * d - la.sin(e)
+                m = float(y.mean())
+                want = data[0, :n] * data[1, :n] + data[2, :n] * data[3, :n] - np.sin(
+                    data[4, :n])
+                assert abs(m - float(want.mean())) <= 1e-5 * max(1.0, abs(m))
+            out[mode] = (time.perf_counter() - t0, la.cache_info()["xla_compiles"] - before)
+    xla_backend.BUCKETS = "1"
+    xla_backend.cache_clear()
+    return out
+
+
 def _error(got: np.ndarray, expected: np.ndarray) -> float:
     """The largest error relative to the largest value (normwise: elementwise relative errors
     of results near zero say nothing about the program)."""
@@ -211,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="smallest sizes, 3 repeats")
     p.add_argument("--repeats", type=int, default=None, help="timed runs per cell (median)")
     p.add_argument("--workloads", default=",".join(NAMES), help="comma-separated, of W1,W4,W5")
+    p.add_argument("--table-only", action="store_true",
+                   help="the table alone (no slice-write and growing-length loops)")
     p.add_argument("--hlo", action="store_true",
                    help="print each optimized program's instruction counts, both sides")
     p.add_argument("--subnormals", choices=("check", "strict", "flush"), default=None,
@@ -236,10 +265,17 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:  # (a dtype the device cannot run): the rest still runs
                 failed.append(f"{name} {np.dtype(dtype).name}: {type(exc).__name__}: {exc}")
     print(table(rows))
+    if args.table_only:
+        return 1 if failed else 0
     w = measure_writes(10**5 if args.quick else 10**8, 50, 3 if args.quick else repeats)
     print(f"slice writes into float32 {w['size']}, {w['rows']} writes each evaluated: "
           f"{w['donated'] * 1e3:.3f} ms a write donated ({w['donations']} donations), "
           f"{w['copied'] * 1e3:.3f} ms copied ({w['donations_off']})")
+    lengths = list(range(1000, 3000, 50) if args.quick else range(10**6, 3 * 10**6, 50_000))
+    g = measure_lengths(lengths)
+    print(f"a loop over {g['lengths']} growing lengths ({lengths[0]} to {lengths[-1]}): "
+          f"{g['1'][0]:.2f} s and {g['1'][1]} compiles in size buckets, {g['0'][0]:.2f} s "
+          f"and {g['0'][1]} compiles with a program per length")
     for line in failed:
         print("failed:", line[:300])
     print("lazy-xla, jax.jit: one call waited for, inputs resident (the host's dispatch "
