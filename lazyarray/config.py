@@ -49,6 +49,7 @@ class Options:
     chunks: object = "auto"  # dask backend: how NumPy inputs are chunked (docs/dask.md)
     blas: str = "auto"  # "numpy": products never on the retuned OpenBLAS (runtime/blas.py)
     math: str = "numpy"  # "fast": compiled float math by lazyarray's own formulas (ops/loops.py)
+    xla_float64: str = "float64"  # "float32": the xla backend computes float64 in float32
     # min(TINY, eager_threshold), read by every tiny-array operator (derived, not an option)
     eager_limit: int = field(init=False, repr=False, compare=False)
 
@@ -77,6 +78,8 @@ def _from_env() -> Options:
         o = replace(o, blas=os.environ["LAZYARRAY_BLAS"])
     if os.environ.get("LAZYARRAY_MATH"):
         o = replace(o, math=os.environ["LAZYARRAY_MATH"])
+    if os.environ.get("LAZYARRAY_XLA_FLOAT64"):
+        o = replace(o, xla_float64=os.environ["LAZYARRAY_XLA_FLOAT64"])
     if os.environ.get("LAZYARRAY_TRACE"):
         o = replace(o, trace=os.environ["LAZYARRAY_TRACE"] not in ("0", "false", "False", "no"))
     _check(o)
@@ -94,6 +97,8 @@ def _check(o: Options) -> None:
         raise ValueError(f"blas must be 'auto' or 'numpy', got {o.blas!r}")
     if o.math not in ("numpy", "fast"):
         raise ValueError(f"math must be 'numpy' or 'fast', got {o.math!r}")
+    if o.xla_float64 not in ("float64", "float32"):
+        raise ValueError(f"xla_float64 must be 'float64' or 'float32', got {o.xla_float64!r}")
     if o.debug not in range(5):
         raise ValueError(f"debug must be an int from 0 to 4, got {o.debug!r}")
 
@@ -161,6 +166,13 @@ def options(**overrides):
         formulas, fused into the loop (float64 within 1 ulp of NumPy, float32 correctly
         rounded on every argument measured; up to 2-4x faster where `sin` or `log` dominate;
         ``LAZYARRAY_MATH=fast``). See docs/semantics.md, deviation 6.
+    xla_float64 : {"float64", "float32"}
+        xla backend: how float64 (and complex128) arrays are computed on the device.
+        "float64" (default): in float64, emulated by XLA where the chip has no float64
+        hardware (a TPU). "float32": in float32 (complex64), kept on the device so, and
+        widened back when read on the host: several times faster on a TPU, with float32's
+        precision; the arrays' dtype stays float64 (``LAZYARRAY_XLA_FLOAT64=float32``; see
+        docs/xla.md).
     """
     new = replace(get(), **overrides)
     _check(new)

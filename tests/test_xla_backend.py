@@ -533,6 +533,35 @@ def test_float64_products_through_the_backend_use_the_int8_unit_where_enabled(
     backend.cache_clear()
 
 
+def test_float64_computed_in_float32_when_asked(xla):
+    """`options(xla_float64="float32")`: float64 (complex128) arrays computed and kept on
+    the device in float32 (complex64), half the bytes up and down; their dtype stays
+    float64, values within float32's precision; a later float64 program widens them."""
+    rng = np.random.default_rng(4)
+    a, b, c = rng.random(5000), rng.random(5000), rng.random((40, 30))
+    z = rng.random(5000) + 1j * rng.random(5000)
+    with la.options(xla_float64="float32"):
+        up = _count("xla_to_device_bytes")
+        x, y = la.asarray(a), la.asarray(b)
+        r = la.sin(x) * y + x.mean()
+        m = la.asarray(c) @ la.asarray(c.T)
+        w = la.asarray(z) * 2 + 1j
+        la.evaluate(r, m, w)
+        assert _count("xla_to_device_bytes") - up == (a.nbytes + b.nbytes + 2 * c.nbytes
+                                                       + z.nbytes) // 2  # (c and c.T)
+        assert "float64 computed in float32" in str(la.explain())
+        assert r._node.device.dtype == np.float32 and w._node.device.dtype == np.complex64
+    for got, want in ((r, np.sin(a) * b + a.mean()), (m, c @ c.T), (w, z * 2 + 1j)):
+        assert got.dtype == want.dtype and np.asarray(got).dtype == want.dtype
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=1e-6)
+        assert not np.array_equal(np.asarray(got), want)  # (float32's rounding: it ran so)
+    later = r * 2.0  # float64 again: the float32 buffer widened inside the program
+    np.testing.assert_allclose(np.asarray(later), (np.sin(a) * b + a.mean()) * 2, rtol=2e-6)
+    with pytest.raises(ValueError, match="xla_float64"):
+        with la.options(xla_float64="half"):
+            pass
+
+
 def test_regions_are_boxes_exactly_when_numpy_says_so():
     """`xla_lower.box` reads a written region's box from its offset and strides alone; over
     random views of random arrays, the box holds exactly the view's elements (NumPy's own

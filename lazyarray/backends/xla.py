@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import jax
 import numpy as np
 
-from lazyarray import stats
+from lazyarray import config, stats
 from lazyarray.backends import Backend
 from lazyarray.backends.xla_buckets import FAMILY_ROWS, bucketed, padded_to
 from lazyarray.backends.xla_lower import build, host_module, host_only, positions, structure
@@ -99,11 +99,14 @@ class RunInfo:
     donated: list = field(default_factory=list)  # arguments whose buffers took results
     rerun: str = ""  # why the module ran on the host interpreter after all
     bucket: tuple | None = None  # (rows in use, the bucket's rows) of a padded program
+    narrowed: bool = False  # float64 computed in float32 (options(xla_float64="float32"))
 
     def __str__(self) -> str:
         lines = [f"xla program {self.key} on {self.device}: "
                  + ("compiled before" if self.status == "hit" else
                     f"compiled now in {self.compile_s * 1e3:.1f} ms")]
+        if self.narrowed:
+            lines.append("  float64 computed in float32 (xla_float64='float32')")
         if self.bucket is not None:
             lines.append(f"  {self.bucket[0]} rows in a program built for a size bucket of "
                          f"{self.bucket[1]} (lengths vary)")
@@ -186,9 +189,11 @@ def to_host(array, rows: int | None = None) -> np.ndarray:
 
 
 def _fetch(node) -> np.ndarray:
-    if np.shape(node.device) == node.shape:
-        return to_host(node.device)
-    return to_host(node.device, node.shape[0])[:node.shape[0]]  # (a size bucket's rows)
+    dev = node.device
+    out = to_host(dev) if np.shape(dev) == node.shape else \
+        to_host(dev, node.shape[0])[:node.shape[0]]  # (a size bucket's rows)
+    # (float64 computed in float32 under xla_float64: widened as it is read)
+    return out if out.dtype == node.dtype else out.astype(node.dtype)
 
 
 graph_node.FETCH[NAME] = _fetch
@@ -214,13 +219,16 @@ def device_leaf(node):
     return Upload(node)
 
 
-def _uploaded(args: list, shapes: dict) -> list:
+def _uploaded(args: list, shapes: dict, dtypes: dict) -> list:
     """`args` with every `Upload` made: its host value, padded with zero rows to the
-    parameter's shape in `shapes` (by argument index) when a size bucket's is longer."""
+    parameter's shape in `shapes` (by argument index) when a size bucket's is longer, in
+    the parameter's dtype in `dtypes` (float32 for float64 under ``xla_float64``)."""
     out = list(args)
     for k, a in enumerate(args):
         if type(a) is Upload:
             node, host = a.node, a.node.value
+            if dtypes.get(k, host.dtype) != host.dtype:
+                host = host.astype(dtypes[k])
             want = shapes.get(k, host.shape)
             if want != host.shape and host.ndim and want[0] > host.shape[0]:
                 rows = np.zeros(want, host.dtype)
@@ -235,17 +243,31 @@ def _uploaded(args: list, shapes: dict) -> list:
 def _host_args(module: Module, args: list) -> list:
     """The NumPy values of `args` at the module's parameter shapes (nothing uploaded)."""
     shapes = _param_shapes(module)
+    dtypes = {i.attr("index"): i.dtype for i in module.instrs if i.opcode == "parameter"}
     out = []
     for k, a in enumerate(args):
         h = a.node.value if type(a) is Upload else to_host(a) if is_device_array(a) \
             else np.asarray(a)
         want = shapes.get(k, h.shape)
-        out.append(h if h.shape == want else h[:want[0]])
+        h = h if h.shape == want else h[:want[0]]
+        out.append(h if h.dtype == dtypes.get(k, h.dtype) else h.astype(dtypes[k]))
     return out
 
 
 def _param_shapes(module: Module) -> dict:
     return {i.attr("index"): i.shape for i in module.instrs if i.opcode == "parameter"}
+
+
+_NARROW = {np.dtype(np.float64): np.dtype(np.float32),
+           np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def _narrowed(module: Module) -> Module:
+    """`module` with float64 computed in float32 and complex128 in complex64
+    (``options(xla_float64="float32")``)."""
+    return dataclasses.replace(module, key=None, instrs=tuple(
+        dataclasses.replace(i, dtype=_NARROW[i.dtype]) if i.dtype in _NARROW else i
+        for i in module.instrs))
 
 
 def peek_leaf(node):
@@ -412,14 +434,20 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
     if b is not None and BUCKETS != "always" and not _lengths_vary(b):
         b = None  # (one length so far: its exact program)
     run = module if b is None else b.module  # (its leading extents the bucket's)
+    narrow = config.get().xla_float64 == "float32" and any(
+        i.dtype in _NARROW for i in module.instrs)
+    if narrow:
+        run = _narrowed(run)
     shapes = _param_shapes(run)
+    dtypes = {i.attr("index"): i.dtype for i in run.instrs if i.opcode == "parameter"}
     if not dry:
-        args = _uploaded(args, shapes)
-    reshaped = tuple((k, a.shape) for k, a in enumerate(args)
-                     if is_device_array(a) and a.shape != shapes.get(k, a.shape))
+        args = _uploaded(args, shapes, dtypes)
+    reshaped = tuple((k, a.shape, a.dtype.str) for k, a in enumerate(args)
+                     if is_device_array(a) and (a.shape != shapes.get(k, a.shape)
+                                                or a.dtype != dtypes.get(k, a.dtype)))
     p, hit = _program(run, _donatable(run, args, free) if free and DONATE else (),
                       frozenset() if b is None else b.padded, reshaped)
-    consts = [np.asarray(i.value) for i in module.instrs if i.opcode == "constant"]
+    consts = [np.asarray(i.value, dtype=i.dtype) for i in run.instrs if i.opcode == "constant"]
     pos = positions(module)
     if b is not None:  # the rows in use, last
         pos = np.append(pos, np.int64(b.n))
@@ -427,7 +455,8 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
         pos = None  # (no argument at all: the program's parameters are the user's arrays)
     subnormal = SUBNORMALS != "flush" and any(map(holds_subnormal, [*args, *consts]))
     info = RunInfo(device_name(), p.key, "hit" if hit and p.compiled is not None else "miss",
-                   fallbacks=list(p.lowered.fallbacks), bucket=None if b is None else (b.n, b.size))
+                   fallbacks=list(p.lowered.fallbacks), narrowed=narrow,
+                   bucket=None if b is None else (b.n, b.size))
     info.transfers, _uploads[:] = list(_uploads), []
     if trace is not None:  # (the report prints the run as it is when printed: `source`)
         trace.kernels.append(KernelRecord(f"{NAME}.0", NAME, p.key, info.status, info, module))

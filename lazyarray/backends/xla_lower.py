@@ -362,9 +362,12 @@ def _identity(ins: Instr, dtype: np.dtype):
     return np.asarray(small if name == "maximum" else big, dtype)
 
 
-def _as_shape(x, shape: tuple):
+def _as_shape(x, shape: tuple, dtype: np.dtype):
     """A parameter whose device array is padded past its rows, or short of a bucket's: its
-    first rows, or padded to them (`xla_buckets`)."""
+    first rows, or padded to them (`xla_buckets`); one held in float32 for a float64
+    parameter (``xla_float64``): widened."""
+    if x.dtype != dtype:
+        x = x.astype(dtype)
     have = jnp.shape(x)
     if have == shape:
         return x
@@ -541,7 +544,7 @@ def build(module: Module, subnormals: str = "check", padded: frozenset = frozens
             xs = [vals[o] for o in ins.operands]
             check = None
             if op == "parameter":  # (subnormal inputs are found before: `holds_subnormal`)
-                v = _as_shape(args[ins.attr("index")], ins.shape)
+                v = _as_shape(args[ins.attr("index")], ins.shape, ins.dtype)
             elif op == "constant":
                 v = cs[c]
                 c += 1
