@@ -272,6 +272,30 @@ def test_repeat_calls_with_new_values_compile_nothing(xla):
         assert_like_numpy(la.less(la.asarray(a), s), np.less(a, s))
 
 
+def test_compiles_counted_are_the_compiles_jax_does(xla, caplog):
+    """Every XLA compile is counted in `xla_compiles` (a program is compiled ahead of time,
+    then called through `jax.jit`'s dispatch, which must find that executable): JAX's own
+    compile log agrees, over new values, donated buffers and a new shape."""
+    import logging
+
+    jax.config.update("jax_log_compiles", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="jax"):
+            before = _count("xla_compiles")
+            x = la.asarray(np.arange(3000.0)) * 1.0
+            for k in range(4):
+                x[10:20] = x[20:30] * float(k)  # (the old version donated)
+                y = la.exp(x / 3000.0) + float(k)
+                la.evaluate(x, y)
+            z = la.asarray(np.ones(77)) * 2.0  # a new shape
+            la.evaluate(z)
+            counted = _count("xla_compiles") - before
+    finally:
+        jax.config.update("jax_log_compiles", False)
+    logged = [r for r in caplog.records if r.getMessage().startswith("Compiling jit(given_kept)")]
+    assert counted >= 2 and len(logged) == counted
+
+
 def test_division_by_a_broadcast_scalar_rounds_as_numpy(xla):
     a = np.array([1.125, 9.0], np.float32)
     assert_like_numpy(la.asarray(a) / np.float32(2.5), a / np.float32(2.5), rtol=0, atol=0)
