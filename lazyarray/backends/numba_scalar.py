@@ -211,6 +211,31 @@ def _remainder(a, b):
     return lambda a, b: np.remainder(a, b)
 
 
+def gather_index(j, n, err):
+    """A gathered index along an axis of length `n`, wrapped once if negative; one still
+    outside [0, n) sets err[0] (the executor raises NumPy's IndexError) and reads element 0:
+    never outside the buffer. One call per index, typed once (a kernel's source stays small)."""
+    if j < 0:
+        j += n
+    if j < 0 or j >= n:
+        err[0] = 1
+        return 0
+    return j
+
+
+@overload(gather_index)
+def _gather_index(j, n, err):
+    def impl(j, n, err):
+        k = np.int64(j)
+        if k < 0:
+            k += n
+        if k < 0 or k >= n:
+            err[0] = 1
+            return np.int64(0)
+        return k
+    return impl
+
+
 def left_shift(a, b):
     return np.left_shift(a, b)
 

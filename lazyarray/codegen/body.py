@@ -548,12 +548,7 @@ def _gather(comp: Module, i: int, k: int, dims: tuple[int, ...], idx: list[str])
     lines, at = [], [idx[d] for d in dims]
     for t, o in enumerate(ins.operands[1:]):
         j, n = f"j{i}_{t}", f"t{k}.shape[{len(dims) + t}]"
-        lines += [f"{j} = np.int64(x{o})",
-                  f"if {j} < 0:",
-                  f"    {j} += {n}",
-                  f"if {j} < 0 or {j} >= {n}:",
-                  "    err[0] = 1",
-                  f"    {j} = 0"]
+        lines.append(f"{j} = _h.gather_index(x{o}, {n}, err)")
         at.append(j)
     return lines + [f"x{i} = t{k}[{', '.join(at)}]"]
 

@@ -50,8 +50,9 @@ from lazyarray.codegen.layout import Spec
 # a whole 1-d argmax/argmin in parallel chunks; 32: float math through NumPy's own loops
 # (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py), in blocks of CALL_BLOCK; 34:
 # whole 1-d float64 sums in NumPy's pairwise order on request (`Spec.pairwise`); 35: cheap
-# floating-point checks unless a fusion's cheap kernel flagged (`body._cheap`)
-CODEGEN_VERSION = 35
+# floating-point checks unless a fusion's cheap kernel flagged (`body._cheap`); 36: a gathered
+# index checked by one call (`_h.gather_index`), not six lines of source per index
+CODEGEN_VERSION = 36
 
 
 def render(comp: Module, spec: Spec, exact: bool = False) -> str:
