@@ -51,8 +51,9 @@ from lazyarray.codegen.layout import Spec
 # (`_h.numpy_loop_<op>`, `_h.numpy_block_<op>`; ops/loops.py), in blocks of CALL_BLOCK; 34:
 # whole 1-d float64 sums in NumPy's pairwise order on request (`Spec.pairwise`); 35: cheap
 # floating-point checks unless a fusion's cheap kernel flagged (`body._cheap`); 36: a gathered
-# index checked by one call (`_h.gather_index`), not six lines of source per index
-CODEGEN_VERSION = 36
+# index checked by one call (`_h.gather_index`), not six lines of source per index; 37: a
+# streamed store's private flag as an array (`_fp_scopes`: Numba's reduction analysis); 38: only there
+CODEGEN_VERSION = 38
 
 
 def render(comp: Module, spec: Spec, exact: bool = False) -> str:
@@ -87,18 +88,23 @@ def _render(comp: Module, spec: Spec) -> str:
 def _fp_scopes(lines: list[str]) -> list[str]:
     """Numba allows one update of a parallel loop's reduction variable per iteration: inside
     each `prange` loop the checks OR into a private `fpp`, added to `fpe` once at the end of
-    the iteration; outside, into `fpf`."""
+    the iteration; outside, into `fpf`. In a streamed store's loop (blocks of a few
+    elements, each an inner loop), `fpp` is a one-element array: as a variable updated two
+    loops deep, its copies form a cycle that Numba's reduction analysis rejects ("unexpected
+    cycle in lookup()") in some kernels, which then did not compile. (Not elsewhere: in row
+    and moment loops the array's load and store per element cost 2-3x.)"""
     out: list[str] = []
     open_at: list[int] = []  # indentation of the prange loop being closed
     single = False  # its body has one check: added to `fpe` directly (no private flag)
+    flag = "fpp"  # the private flag as it is read and updated ("fpp[0]": an array)
     for k, line in enumerate(lines):
         ind = len(line) - len(line.lstrip())
         while open_at and ind <= open_at[-1]:
             at = open_at.pop()
             if not single:
-                out.append(" " * (at + 4) + "fpe += fpp")
+                out.append(" " * (at + 4) + f"fpe += {flag}")
         if open_at and line.lstrip().startswith("fpf |= "):
-            line = line.replace("fpf |= ", "fpe += " if single else "fpp |= ", 1)
+            line = line.replace("fpf |= ", "fpe += " if single else f"{flag} |= ", 1)
         out.append(line)
         if line.lstrip().startswith("for ") and "prange(" in line:
             open_at.append(ind)
@@ -108,8 +114,11 @@ def _fp_scopes(lines: list[str]) -> list[str]:
                     break
                 body.append(rest)
             single = sum(b.lstrip().startswith("fpf |= ") for b in body) <= 1
+            streamed = any(b.lstrip().startswith("_h.stream(") for b in body)
+            flag = "fpp[0]" if streamed else "fpp"
             if not single:
-                out.append(" " * (ind + 4) + "fpp = False")
+                out.append(" " * (ind + 4) + ("fpp = np.zeros(1, np.bool_)" if streamed
+                                              else "fpp = False"))
     return out
 
 
