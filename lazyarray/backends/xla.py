@@ -14,7 +14,11 @@ is imported with this module, which `backends.get("xla")` loads on first use, an
 - Compiles: the program of a module structure, with constants masked (they are arguments),
   is compiled once (`xla_compiles`) and kept in `_cache`; a loop that changes a scalar or
   feeds new arrays of the same shapes compiles nothing. A new shape is a new structure and
-  compiles (XLA's programs are shape-specialized; see docs/xla.md).
+  compiles (XLA's programs are shape-specialized), except that a family of modules that
+  meets a third length of its leading axis runs in size buckets (`xla_buckets`: one program
+  per bucket of lengths; see docs/xla.md).
+- float64 matrix products run on the int8 matrix unit where float64 is emulated (a TPU:
+  `xla_f64dot`); `options(xla_float64="float32")` computes float64 arrays in float32.
 - Fallbacks: what XLA cannot compute as NumPy does runs on the host inside the program
   (`jax.pure_callback`: `xla_fallbacks`, `host_fallbacks`); value-dependent NumPy errors
   rerun the module on the reference interpreter, which raises them.
