@@ -223,17 +223,17 @@ def device_leaf(node):
     return Upload(node)
 
 
-def _uploaded(args: list, shapes: dict, dtypes: dict) -> list:
-    """`args` with every `Upload` made: its host value, padded with zero rows to the
-    parameter's shape in `shapes` (by argument index) when a size bucket's is longer, in
-    the parameter's dtype in `dtypes` (float32 for float64 under ``xla_float64``)."""
+def _uploaded(args: list, params: dict) -> list:
+    """`args` with every `Upload` made: its host value, padded with zero rows to its
+    parameter's shape (`params`, by argument index) when a size bucket's is longer, in the
+    parameter's dtype (float32 for float64 under ``xla_float64``)."""
     out = list(args)
     for k, a in enumerate(args):
         if type(a) is Upload:
-            node, host = a.node, a.node.value
-            if dtypes.get(k, host.dtype) != host.dtype:
-                host = host.astype(dtypes[k])
-            want = shapes.get(k, host.shape)
+            node, host, param = a.node, a.node.value, params[k]
+            if param.dtype != host.dtype:
+                host = host.astype(param.dtype)
+            want = param.shape
             if want != host.shape and host.ndim and want[0] > host.shape[0]:
                 rows = np.zeros(want, host.dtype)
                 rows[:host.shape[0]] = host
@@ -246,20 +246,20 @@ def _uploaded(args: list, shapes: dict, dtypes: dict) -> list:
 
 def _host_args(module: Module, args: list) -> list:
     """The NumPy values of `args` at the module's parameter shapes (nothing uploaded)."""
-    shapes = _param_shapes(module)
-    dtypes = {i.attr("index"): i.dtype for i in module.instrs if i.opcode == "parameter"}
+    params = _params(module)
     out = []
     for k, a in enumerate(args):
         h = a.node.value if type(a) is Upload else to_host(a) if is_device_array(a) \
             else np.asarray(a)
-        want = shapes.get(k, h.shape)
+        want, dtype = params[k].shape, params[k].dtype
         h = h if h.shape == want else h[:want[0]]
-        out.append(h if h.dtype == dtypes.get(k, h.dtype) else h.astype(dtypes[k]))
+        out.append(h if h.dtype == dtype else h.astype(dtype))
     return out
 
 
-def _param_shapes(module: Module) -> dict:
-    return {i.attr("index"): i.shape for i in module.instrs if i.opcode == "parameter"}
+def _params(module: Module) -> dict:
+    """The module's parameter instructions by argument index."""
+    return {i.attr("index"): i for i in module.instrs if i.opcode == "parameter"}
 
 
 _NARROW = {np.dtype(np.float64): np.dtype(np.float32),
@@ -314,6 +314,7 @@ def cache_clear() -> None:
     with _lock:
         _cache.clear()
         _lengths.clear()
+        _decided.clear()
 
 
 def _structure(module: Module) -> tuple:
@@ -352,9 +353,8 @@ def _lengths_vary(b) -> bool:
     more than `EXACT_LENGTHS` lengths? Until then it runs exact programs, as `jax.jit`
     would (one shape, or two unrelated arrays through the same small program, pay no
     padding); from its third length on, the buckets' programs."""
-    masked = dataclasses.replace(b.module, key=None, instrs=tuple(
-        padded_to(ins, FAMILY_ROWS) if k in b.padded else ins
-        for k, ins in enumerate(b.module.instrs)))
+    masked = Module(tuple(padded_to(ins, FAMILY_ROWS) if k in b.padded else ins
+                          for k, ins in enumerate(b.module.instrs)), b.module.outputs)
     family = structure(masked)
     with _lock:
         seen = _lengths.get(family, ())
@@ -365,6 +365,27 @@ def _lengths_vary(b) -> bool:
         while len(_lengths) > 4 * MAX_PROGRAMS:
             _lengths.popitem(last=False)
     return seen is None
+
+
+# exact structure -> does a module of it run in its bucket? Decided at its first evaluation
+# (a structure of a length met before its family varied keeps its exact program)
+_decided: OrderedDict[tuple, bool] = OrderedDict()
+
+
+def _in_buckets(module: Module) -> bool:
+    """Does `module` run in a size bucket's program? (`bucketed` and `_lengths_vary` once
+    per exact structure: repeated evaluations pay a dictionary lookup.)"""
+    key = _structure(module)
+    with _lock:
+        found = _decided.get(key)
+    if found is None:
+        b = bucketed(module, host_only)
+        found = b is not None and (BUCKETS == "always" or _lengths_vary(b))
+        with _lock:
+            _decided[key] = found
+            while len(_decided) > 4 * MAX_PROGRAMS:
+                _decided.popitem(last=False)
+    return found
 
 
 def _donatable(module: Module, args: list, free: frozenset) -> tuple:
@@ -439,21 +460,18 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
             return [None for _ in module.outputs]
         _last[0] = info
         return _on_host(module, args)
-    b = bucketed(module, host_only) if BUCKETS != "0" else None
-    if b is not None and BUCKETS != "always" and not _lengths_vary(b):
-        b = None  # (one length so far: its exact program)
+    b = bucketed(module, host_only) if BUCKETS != "0" and _in_buckets(module) else None
     run = module if b is None else b.module  # (its leading extents the bucket's)
     narrow = config.get().xla_float64 == "float32" and any(
         i.dtype in _NARROW for i in module.instrs)
     if narrow:
         run = _narrowed(run)
-    shapes = _param_shapes(run)
-    dtypes = {i.attr("index"): i.dtype for i in run.instrs if i.opcode == "parameter"}
+    params = _params(run)
     if not dry:
-        args = _uploaded(args, shapes, dtypes)
+        args = _uploaded(args, params)
     reshaped = tuple((k, a.shape, a.dtype.str) for k, a in enumerate(args)
-                     if is_device_array(a) and (a.shape != shapes.get(k, a.shape)
-                                                or a.dtype != dtypes.get(k, a.dtype)))
+                     if is_device_array(a) and (a.shape != params[k].shape
+                                                or a.dtype != params[k].dtype))
     p, hit = _program(run, _donatable(run, args, free) if free and DONATE else (),
                       frozenset() if b is None else b.padded, reshaped)
     consts = [np.asarray(i.value, dtype=i.dtype) for i in run.instrs if i.opcode == "constant"]
@@ -486,9 +504,9 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
         stats.bump("host_fallbacks", len(p.lowered.fallbacks))
     if p.donated:
         stats.bump("buffers_donated", len(p.donated))
-        shapes = _param_shapes(module)
+        params = _params(module)
         info.donated = [_describe(np.shape(args[k]), args[k].dtype, args[k].nbytes,
-                                  (shapes[k] or (None,))[0]) for k in p.donated]
+                                  (params[k].shape or (None,))[0]) for k in p.donated]
     elif KEEP_LAST_CALL:
         last_call[0] = (p, list(args), consts, pos)
     outs, bad = p.call(list(args), consts, pos)

@@ -31,7 +31,6 @@ differential suite runs so: every bucketable module padded), ``0`` never.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from lazyarray.ir.hlo import Instr, Module
@@ -131,7 +130,7 @@ def padded_to(ins: Instr, size: int) -> Instr:
     attrs = tuple((k, (size, *v[1:])) if k == "shape" else
                   (k, ((0, size, 1), *v[1:])) if k == "slices" else (k, v)
                   for k, v in ins.attrs)
-    return dataclasses.replace(ins, shape=(size, *ins.shape[1:]), attrs=attrs)
+    return Instr(ins.opcode, ins.operands, (size, *ins.shape[1:]), ins.dtype, attrs, ins.value)
 
 
 def _rows(ins: Instr) -> int:
@@ -156,5 +155,5 @@ def bucketed(module: Module, host_only) -> Bucketed | None:
             return None
     size = bucket(n)
     new = tuple(padded_to(ins, size) if pad[k] else ins for k, ins in enumerate(instrs))
-    return Bucketed(dataclasses.replace(module, instrs=new, key=None), n, size,
+    return Bucketed(Module(new, module.outputs, module.name), n, size,
                     frozenset(k for k, p in enumerate(pad) if p))
