@@ -388,6 +388,19 @@ def _in_buckets(module: Module) -> bool:
     return found
 
 
+def _arrives_padded(module: Module, args: list) -> bool:
+    """Does an argument come padded (a bucket's result, or an upload in one)? A program of
+    its bucket reads it as it is; an exact one would first cut every such argument to its
+    rows (measured on a TPU: +21 % for a float64 elementwise program at 1e7)."""
+    params = None
+    for k, a in enumerate(args):
+        if is_device_array(a) and a.ndim:
+            params = params or _params(module)
+            if a.shape[0] != (params[k].shape or (None,))[0]:
+                return True
+    return False
+
+
 def _donatable(module: Module, args: list, free: frozenset) -> tuple:
     """The arguments among `free` (nothing else observes them) that an update writes into
     (donated, XLA updates them in place instead of copying them first) and whose buffers can
@@ -460,7 +473,9 @@ def execute(module: Module, args: list, trace: Trace | None = None, dry: bool = 
             return [None for _ in module.outputs]
         _last[0] = info
         return _on_host(module, args)
-    b = bucketed(module, host_only) if BUCKETS != "0" and _in_buckets(module) else None
+    b = None
+    if BUCKETS != "0" and (_in_buckets(module) or _arrives_padded(module, args)):
+        b = bucketed(module, host_only)
     run = module if b is None else b.module  # (its leading extents the bucket's)
     narrow = config.get().xla_float64 == "float32" and any(
         i.dtype in _NARROW for i in module.instrs)

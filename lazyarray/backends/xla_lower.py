@@ -120,6 +120,11 @@ def _bitwise_count(xs, out):
     return jnp.bitwise_count(x)
 
 
+def _square(xs, out):
+    """x * x, as `jax.numpy` writes x ** 2 (XLA's square of a complex number differs)."""
+    return xs[0] * xs[0] if xs[0].dtype.kind in "iuf" else jnp.square(xs[0])
+
+
 def _ufunc(name):
     f = getattr(jnp, name)
     return lambda xs, out: f(*xs)
@@ -135,7 +140,7 @@ RULES.update({
     "floor_divide": _int_div(jnp.floor_divide), "remainder": _int_div(jnp.remainder),
     "fmod": _int_div(jnp.fmod), "left_shift": _shift(True), "right_shift": _shift(False),
     "reciprocal": _reciprocal, "sign": _sign, "bitwise_count": _bitwise_count,
-    "power": _int_power, "imag": lambda xs, out: jnp.imag(xs[0]),
+    "power": _int_power, "square": _square, "imag": lambda xs, out: jnp.imag(xs[0]),
     "modf_frac": _half("modf", 0), "modf_int": _half("modf", 1),
     "frexp_mantissa": _half("frexp", 0), "frexp_exponent": _half("frexp", 1),
     "clip": lambda xs, out: jnp.minimum(jnp.maximum(xs[0], xs[1]), xs[2]),
