@@ -90,7 +90,7 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
     """
     if dtype is not None or kwargs:
         return numpy_fallback(np.matmul, x1, x2, out=out, dtype=dtype, casting=casting, **kwargs)
-    values = None if out is not None else eager_values((x1, x2)) or _eager_operands(x1, x2)
+    values = None if out is not None else _eager_operands(x1, x2) or eager_values((x1, x2))
     if values is not None:  # the eager tier
         return _product(np.matmul(*values))
     res = wrap(_matmul_node(as_node(x1), as_node(x2)))
@@ -103,7 +103,7 @@ def matmul(x1, x2, /, out=None, *, dtype=None, casting="same_kind", **kwargs):
 def dot(a, b, out=None):
     """Dot product of two arrays (see numpy.dot): matmul for 1-D and 2-D, a product for
     scalars; N-D arguments use NumPy."""
-    values = None if out is not None else eager_values((a, b)) or _eager_operands(a, b)
+    values = None if out is not None else _eager_operands(a, b) or eager_values((a, b))
     if values is not None:  # the eager tier
         return _product(np.dot(*values))
     na, nb = np.ndim(a) if not isinstance(a, Array) else a.ndim, \

@@ -1323,7 +1323,8 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
             t = type(other)
             if t is Array and other._tr is not None or type(v) is _ndarray and (
                     v.dtype is _F64 and not self._chain
-                    and (t is not Array or not other._chain)
+                    and (t is not Array or not other._chain and (
+                        other._val is None or type(other._val) is _ndarray))  # (not a scalar)
                     and (start_ids[t is Array] or start_id(t is Array)) not in _NO_START
                     and (opts := _options()).trace and opts.backend == "cpu"):
                 # it may start a trace (trace_tier.NO_START): from a leaf seen before,
@@ -1420,6 +1421,22 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
 
 def _inplace(name: str):
     def method(self, other):
+        v = self._val
+        if v is None and self._st is not None and not self._chain \
+                and self._st.node.op == "buffer" and self._layout().size < _options().eager_limit:
+            v = self._dead_buffer()
+        if type(v) is _ndarray and v.flags.writeable:
+            # a small computed value only this array holds (an eager value: handed out,
+            # traced or viewed, it is read-only or has a storage; a storage's buffer: its
+            # version dead): NumPy's own in-place ufunc into it, with NumPy's casting and
+            # broadcasting errors (`x += dx` in a loop over small vectors)
+            t = type(other)
+            o = other if t is float or t is int else _written_value(other)
+            if o is not None:
+                eager_op()
+                UFUNCS[name]._np(v, o, out=v)
+                stats.eager_write()
+                return self
         if not self._chain and self._is_scalar():  # a NumPy scalar: `s += 1` rebinds `s`
             return UFUNCS[name]._plain((self, other))
         layout = self._layout()
@@ -1847,23 +1864,7 @@ class Array:
     def __getitem__(self, key) -> Array:
         t = type(key)
         if t is slice or t is tuple and key and _slicing(key):
-            # a view (`_view`, inlined: stencils, row and column loops); NumPy's indexing
-            # of the proxy checks the key
-            key = (key, Ellipsis) if t is slice else (*key, Ellipsis)
-            st = self._st
-            if st is None:
-                st = self._storage
-            proxy = self._proxy
-            if proxy is None:
-                proxy = st._fake
-                if proxy is None:
-                    proxy = st.fake()
-            proxy = proxy[key]  # (NumPy checks the key)
-            v = new_array(Array)
-            v._st, v._chain, v._proxy = st, (*self._chain, (_GETITEM, (key,))), proxy
-            v._base = self if self._base is None else self._base
-            v._val = v._vnode = v._tr = None
-            return v
+            return self._slice_view((key, Ellipsis) if t is slice else (*key, Ellipsis))
         if t is int or t is tuple:  # one element of a computed array: the eager tier
             v = self._val
             if v is None:
@@ -1872,6 +1873,8 @@ class Array:
                                   and all(type(k) is int for k in key)) \
                     and _options().eager_limit:  # (any size: one element is read)
                 return eager_array(v[key])
+            if t is int and v is not None and v.ndim > 1 and self._tr is None:
+                return self._slice_view((key, Ellipsis))  # a row (`z[t]` in a time loop)
         if _is_basic(key):
             keys = key if isinstance(key, tuple) else (key,)
             if len(keys) == self.ndim and not any(
@@ -1906,6 +1909,25 @@ class Array:
                          else k for k in gkey)
             node = build.advanced_getitem(self._node, gkey)
         return ordered(Array(node), _gather_order(self._layout(), node))
+
+    def _slice_view(self, key: tuple) -> Array:
+        """The view `self[key]` for a key of Python ints and slices ending in Ellipsis, at
+        least one slice or the Ellipsis left to select (`_view`, inlined: stencils, row and
+        column loops); NumPy's indexing of the layout proxy checks the key."""
+        st = self._st
+        if st is None:
+            st = self._storage
+        proxy = self._proxy
+        if proxy is None:
+            proxy = st._fake
+            if proxy is None:
+                proxy = st.fake()
+        proxy = proxy[key]  # (NumPy checks the key)
+        v = new_array(Array)
+        v._st, v._chain, v._proxy = st, (*self._chain, (_GETITEM, (key,))), proxy
+        v._base = self if self._base is None else self._base
+        v._val = v._vnode = v._tr = None
+        return v
 
     def _mid_gather_value(self, gkey: tuple) -> np.ndarray | None:
         """This array's value when indexing it by `gkey` is NumPy's gather at once: a computed
@@ -1989,18 +2011,27 @@ class Array:
             if type(v) is not np.ndarray or not v.flags.writeable:
                 v = self._val = np.array(v)
         else:
-            st = self._st
-            if self._chain or (st._fake is not None and not st._fake.flags.writeable) or (
-                    self._proxy is not None and not self._proxy.flags.writeable):
+            v = self._dead_buffer()
+            if v is None:
                 return False
-            node = st.node
-            v = node._host
-            if v is None or not version_is_dead(node, v):
-                return False
-            if not v.flags.writeable:  # read-only again once `Node.value` hands it out
-                v.flags.writeable = True
         v[key] = value
         return True
+
+    def _dead_buffer(self) -> np.ndarray | None:
+        """The buffer of this whole computed array when its version is dead (nothing but
+        this array's storage can see it: `version_is_dead`), made writeable to be written in
+        place; else None."""
+        st = self._st
+        if st is None or self._chain or (st._fake is not None and not st._fake.flags.writeable) \
+                or (self._proxy is not None and not self._proxy.flags.writeable):
+            return None
+        node = st.node
+        v = node._host
+        if v is None or not version_is_dead(node, v):
+            return None
+        if not v.flags.writeable:  # read-only again once `Node.value` hands it out
+            v.flags.writeable = True
+        return v
 
     def _region_write(self, key, value) -> bool:
         """The eager tier's write into a small region of a computed array of any size:

@@ -96,6 +96,74 @@ def test_write_copies_when_the_old_value_is_alive(holder):
         np.testing.assert_array_equal(np.asarray(kept), want)
 
 
+def test_inplace_operators_on_dead_small_arrays_run_in_place():
+    """`x += dx` on a small computed array nothing else sees: NumPy's in-place ufunc into
+    its buffer (one counted eager write), for a storage's buffer and an eager value alike."""
+    x, s = la.zeros(1000), la.full(1000, 2.0)
+    x += s  # (a fill: its first write gives it a buffer)
+    e = s * 3 + 1  # an eager value or a trace; computed by the write below
+    e += s
+    for a, want in ((x, np.full(1000, 2.0)), (e, np.full(1000, 9.0))):
+        before, writes = _buf(a), la.cache_info()["eager_writes"]
+        for k in range(4):
+            a *= 1.5
+            a -= 1
+            want = want * 1.5 - 1
+        assert _buf(a) == before  # no copy
+        assert la.cache_info()["eager_writes"] == writes + 8
+        assert_like_numpy(a, want)
+    i = la.arange(10)
+    i //= 3
+    i <<= 2
+    assert_like_numpy(i, (np.arange(10) // 3) << 2)
+
+
+@pytest.mark.parametrize("holder", ["copy", "numpy", "pending", "trace", "view"])
+def test_inplace_operator_copies_when_the_old_value_is_alive(holder):
+    a = la.asarray(np.arange(8.0)) * 1.0
+    a.sum()  # (computed)
+    ref = np.arange(8.0)
+    if holder == "copy":
+        with la.options(eager_threshold=0):
+            kept, want = a.copy(), ref.copy()
+    elif holder == "numpy":
+        kept, want = np.asarray(a), ref.copy()
+    elif holder == "pending":
+        with la.options(eager_threshold=0):
+            kept, want = a[::2] * 2, ref[::2] * 2
+    elif holder == "trace":
+        kept, want = a * 2.0 + 1.0, ref * 2 + 1  # (a pending trace over the old value)
+    else:
+        kept, want = a[2:], None  # a view must SEE the write, as in NumPy
+    a += 10.0
+    ref += 10.0
+    np.testing.assert_array_equal(np.asarray(a), ref)
+    np.testing.assert_array_equal(np.asarray(kept), ref[2:] if want is None else want)
+
+
+def test_inplace_operator_errors_are_numpys():
+    i = la.arange(4)
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'add' output"):
+        i += 1.5
+    with pytest.raises(ValueError, match="operands could not be broadcast"):
+        i += la.arange(3)
+    b = la.asarray(np.array([True, False]))
+    with pytest.raises(TypeError):
+        b -= True  # (NumPy: boolean subtract is not supported)
+    assert_like_numpy(i, np.arange(4))
+
+
+def test_rows_of_a_computed_matrix_are_views_by_an_int_key():
+    m = la.asarray(np.arange(12.0).reshape(3, 4))
+    r = m[1]
+    assert r.base is m and r.shape == (4,)
+    m[1, 2] = -1.0
+    assert_like_numpy(r, np.array([4.0, 5.0, -1.0, 7.0]))
+    with pytest.raises(IndexError):
+        m[3]
+    assert_like_numpy(m[-1], np.arange(12.0).reshape(3, 4)[-1])
+
+
 def test_read_only_arrays_stay_read_only_on_the_eager_path():
     a = la.asarray(np.arange(4.0))
     with pytest.raises(ValueError, match="read-only"):
