@@ -707,15 +707,18 @@ _GETITEM = build.getitem
 _scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array's cost)
 
 
-def _slicing(key: tuple) -> bool:
-    """Is a key Python ints (not bools) and slices, at least one slice (a view)?"""
-    sliced = False
+def _slicing(key: tuple) -> int:
+    """Is a key Python ints (not bools) and slices, at least one slice (a view)? 1 if so,
+    2 if so with one Ellipsis among them (a view too: `a[..., k]`), else 0."""
+    sliced = 0
     for k in key:
         t = type(k)
         if t is slice:
-            sliced = True
+            sliced = sliced or 1
+        elif k is Ellipsis and sliced < 2:
+            sliced = 2
         elif t is not int:
-            return False
+            return 0
     return sliced
 
 
@@ -1863,8 +1866,10 @@ class Array:
     # ---- indexing ----------------------------------------------------------------------
     def __getitem__(self, key) -> Array:
         t = type(key)
-        if t is slice or t is tuple and key and _slicing(key):
-            return self._slice_view((key, Ellipsis) if t is slice else (*key, Ellipsis))
+        if t is slice:
+            return self._slice_view((key, Ellipsis))
+        if t is tuple and key and (how := _slicing(key)):
+            return self._slice_view((*key, Ellipsis) if how == 1 else key)
         if t is int or t is tuple:  # one element of a computed array: the eager tier
             v = self._val
             if v is None:
@@ -1951,6 +1956,9 @@ class Array:
         if not self._chain and self._is_scalar():
             raise TypeError(f"'{type(self.dtype.type(0)).__name__}' object does not support "
                             "item assignment")
+        if type(value) is Array and value._st is self._st and self._st is not None \
+                and _reads_back(self, key, value._chain) and self._layout().flags.writeable:
+            return None  # `a[k] = a[k]`, as `a[k] += x` ends: NumPy writes what is there
         if type(value) is Array and _scalar_check_needed(value, self.dtype):
             value = value._value()[()]  # a NumPy scalar, computed now if pending: NumPy's
             # conversion raises at this line (NaN into ints ValueError, inf or an int out of
@@ -2450,6 +2458,19 @@ def as_value_node(value, dtype: np.dtype) -> Node:
     if arr.dtype.kind not in "biufc":
         arr = np.asarray(value, dtype=dtype)
     return buffer(pool.copy(arr) if arr.flags.c_contiguous else np.array(arr, copy=True))
+
+
+def _reads_back(a: Array, key, chain: tuple) -> bool:
+    """Is `chain` (a view's) `a`'s chain and then the slicing view `a[key]` (`_slice_view`),
+    so that writing that view into `a[key]` writes what is there?"""
+    n = len(a._chain)
+    if len(chain) != n + 1 or chain[n][0] is not _GETITEM or chain[:n] != a._chain:
+        return False
+    t = type(key)
+    if t is tuple:
+        how = _slicing(key)
+        return how != 0 and chain[n][1][0] == ((*key, Ellipsis) if how == 1 else key)
+    return (t is int or t is slice) and chain[n][1][0] == (key, Ellipsis)
 
 
 def _normalize_key(key):

@@ -164,6 +164,27 @@ def test_rows_of_a_computed_matrix_are_views_by_an_int_key():
     assert_like_numpy(m[-1], np.arange(12.0).reshape(3, 4)[-1])
 
 
+def test_a_view_written_back_to_its_own_place_is_numpys_no_op():
+    """`a[k] += x` ends with `a[k] = <that view>`: nothing to write, for every key form of a
+    slicing view (slices, ints, one Ellipsis); a read-only array still refuses it."""
+    ref = np.arange(60.0).reshape(3, 4, 5)
+    a = la.asarray(ref) * 1.0
+    ref = ref * 1.0
+    for key in ((1, slice(1, 3)), (Ellipsis, 2), (0, Ellipsis, slice(None, None, 2)),
+                slice(1, None), 2):
+        a[key] += 1.5
+        ref[key] += 1.5
+        a[key] = a[key]
+        v = a[key]
+        a[...] = a * 2.0  # (a new version: the view reads it)
+        ref[...] = ref * 2.0
+        a[key] = v
+        assert_like_numpy(a, ref)
+    r = la.broadcast_to(la.asarray(np.arange(4.0)), (2, 4))
+    with pytest.raises(ValueError, match="read-only"):
+        r[0, 1:] = r[0, 1:]
+
+
 def test_read_only_arrays_stay_read_only_on_the_eager_path():
     a = la.asarray(np.arange(4.0))
     with pytest.raises(ValueError, match="read-only"):
