@@ -2127,8 +2127,9 @@ class Array:
         if tracing is not None:  # jit: a write must stay inside the traced function
             tracing.written.append(weakref.ref(storage))
         storage.leaf_trace = None  # (it refers to the old version's buffer)
-        if base.op == "buffer":  # now pending: computed with an evaluation sharing its work
-            live.remember(storage)
+        # pending now: computed with an evaluation sharing its work (remembered at every
+        # write: a loop's temporaries would push an array written once out of the ring)
+        live.remember(storage)
         if target.shape == base.shape and offset == 0 and target.strides == storage.fake().strides:
             storage.node = value  # the whole base, in order: the new value is the new version
             return
