@@ -2491,8 +2491,12 @@ def _normalize_key(key):
 
 
 def _as_numpy_key(key):
+    """`key` with its Arrays as NumPy arrays (the key itself when it holds none)."""
     if isinstance(key, tuple):
-        return tuple(np.asarray(k) if isinstance(k, Array) else k for k in key)
+        for k in key:
+            if isinstance(k, Array):
+                return tuple(np.asarray(k) if isinstance(k, Array) else k for k in key)
+        return key
     return np.asarray(key) if isinstance(key, Array) else key
 
 
