@@ -84,6 +84,19 @@ def test_runner_prints_the_table(capsys):
     assert runner.main(["--programs", "nope"]) == 2
 
 
+def test_runner_times_outputs_read_one_by_one_against_together(capsys):
+    """`--together`: the warm run again with one `evaluate` of every output before they are
+    read; the table gains its time and the ratio of the two."""
+    status = runner.main(["--programs", "shallow_water", "--sizes", "test", "--repeat", "2",
+                          "--quiet", "--together"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "la together ms" in out and "1-by-1/together" in out
+    row = [ln for ln in out.splitlines() if ln.startswith("| shallow_water")][0]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert float(cells[7]) > 0 and float(cells[8]) > 0 and cells[9] == "ok"
+
+
 @pytest.mark.slow
 def test_ocean_column_at_a_new_size_compiles_nothing():
     """The first-run script of the corpus at 100^3 after 40^3: every kernel is keyed by

@@ -104,6 +104,7 @@ class Row:
     correct: str = "?"
     note: str = ""
     first_compiles: int | None = None
+    together_ms: float | None = None  # warm, every output computed by one `evaluate` first
     numpy_samples_ms: list = field(default_factory=list)
     lazyarray_samples_ms: list = field(default_factory=list)
 
@@ -178,8 +179,11 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
 
 
-def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT) -> Row:
-    """Time one program at one size and check lazyarray's answers against NumPy's."""
+def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT,
+             together: bool = False) -> Row:
+    """Time one program at one size and check lazyarray's answers against NumPy's. With
+    `together`, also time the warm run with its outputs computed by one `lazyarray.evaluate`
+    before they are read (the table's runs read them one at a time, as a caller does)."""
     name = module.__name__.rsplit(".", 1)[1]
     row = Row(name, size)
     inputs = module.make(module.SIZES[size], SEED)
@@ -191,6 +195,12 @@ def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT) -> Row:
     def with_lazyarray():
         with time_limit(limit):
             return materialize(module.run(lazyarray, *inputs))
+
+    def with_lazyarray_together():
+        with time_limit(limit):
+            out = as_tuple(module.run(lazyarray, *inputs))
+            lazyarray.evaluate(*[o for o in out if isinstance(o, lazyarray.ndarray)])
+            return materialize(out)
 
     _, ref = _timed(with_numpy)  # the reference, and NumPy's warm-up
     c0 = _compiles()
@@ -209,11 +219,12 @@ def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT) -> Row:
     del got
     lazyarray.wait_compiles(limit)  # the warm runs: with the kernels the worker built, loaded
 
-    samples: dict[str, list[float]] = {"numpy": [], "lazyarray": []}
-    fns = {"numpy": with_numpy, "lazyarray": with_lazyarray}
+    samples: dict[str, list[float]] = {"numpy": [], "lazyarray": [], "together": []}
+    fns = {"numpy": with_numpy, "lazyarray": with_lazyarray, "together": with_lazyarray_together}
+    engines = ("numpy", "lazyarray", "together") if together else ("numpy", "lazyarray")
     last = None
     for r in range(repeat):
-        for engine in (("numpy", "lazyarray") if r % 2 == 0 else ("lazyarray", "numpy")):
+        for engine in (engines if r % 2 == 0 else engines[::-1]):
             try:
                 t, out = _timed(fns[engine])
             except TimeLimit as exc:
@@ -233,6 +244,8 @@ def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT) -> Row:
     row.numpy_ms = statistics.median(row.numpy_samples_ms)
     row.warm_ms = statistics.median(row.lazyarray_samples_ms)
     row.ratio = row.numpy_ms / row.warm_ms if row.warm_ms else None
+    if together:
+        row.together_ms = statistics.median(samples["together"]) * 1e3
     row.correct = "ok" if problem is None else "DIFFERS"
     row.note = problem or ""
     return row
@@ -259,9 +272,13 @@ def format_table(rows: list[Row]) -> str:
             "NumPy/la", "correct")
     body = [(r.program, r.size, r.shape, _ms(r.numpy_ms), _ms(r.first_ms), _ms(r.warm_ms),
              "-" if r.ratio is None else f"{r.ratio:.2f}", r.correct) for r in rows]
+    if any(r.together_ms is not None for r in rows):  # one by one / together
+        head = (*head[:7], "la together ms", "1-by-1/together", head[7])
+        body = [(*b[:7], _ms(r.together_ms), "-" if not r.together_ms or r.warm_ms is None
+                 else f"{r.warm_ms / r.together_ms:.2f}", b[7]) for b, r in zip(body, rows)]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
               for i, h in enumerate(head)]
-    right = {3, 4, 5, 6}
+    right = set(range(3, len(head) - 1))
 
     def line(cells):
         return "| " + " | ".join(c.rjust(w) if i in right else c.ljust(w)
@@ -280,7 +297,7 @@ def format_table(rows: list[Row]) -> str:
 
 
 def run_table(programs: list[str], sizes: list[str], repeat: int, progress: bool = True,
-              limit: float = TIME_LIMIT) -> list[Row]:
+              limit: float = TIME_LIMIT, together: bool = False) -> list[Row]:
     """Every program at every size it has (a program without a size is left out)."""
     rows = []
     t0 = time.perf_counter()
@@ -292,7 +309,7 @@ def run_table(programs: list[str], sizes: list[str], repeat: int, progress: bool
             if progress:
                 sys.stderr.write(f"  {time.perf_counter() - t0:6.1f} s  {name} {size} ...\n")
                 sys.stderr.flush()
-            rows.append(run_case(module, size, repeat, limit))
+            rows.append(run_case(module, size, repeat, limit, together))
             gc.collect()
     return rows
 
@@ -324,6 +341,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         f"(default {TIME_LIMIT:g}; 0: no limit)")
     p.add_argument("--json", metavar="FILE", help="write the rows and the machine as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--together", action="store_true",
+                   help="also time warm runs whose outputs one `lazyarray.evaluate` computes "
+                        "before they are read (columns: la together ms, 1-by-1/together)")
     opts = p.parse_args(argv)
     names = ([s.strip() for s in opts.programs.split(",") if s.strip()]
              if opts.programs else list(PROGRAMS))
@@ -353,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{info['cpu_count']} CPUs, load {info.get('loadavg', ['?'])[0]}")
     t0 = time.perf_counter()
     rows = run_table(opts.programs, opts.sizes, opts.repeat, progress=not opts.quiet,
-                     limit=opts.time_limit)
+                     limit=opts.time_limit, together=opts.together)
     print(format_table(rows))
     try:
         info["loadavg_end"] = list(os.getloadavg())
