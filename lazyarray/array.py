@@ -1425,9 +1425,10 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
 def _inplace(name: str):
     def method(self, other):
         v = self._val
-        if v is None and self._st is not None and not self._chain \
-                and self._st.node.op == "buffer" and self._layout().size < _options().eager_limit:
-            v = self._dead_buffer()
+        st = self._st
+        if v is None and st is not None and not self._chain and not st.scalar \
+                and st.node.op == "buffer" and self._layout().size < _options().eager_limit:
+            v = self._dead_buffer()  # (a NumPy scalar is never written: `s += 1` rebinds)
         if type(v) is _ndarray and v.flags.writeable:
             # a small computed value only this array holds (an eager value: handed out,
             # traced or viewed, it is read-only or has a storage; a storage's buffer: its
@@ -1869,7 +1870,7 @@ class Array:
         if t is slice:
             return self._slice_view((key, Ellipsis))
         if t is tuple and key and (how := _slicing(key)):
-            return self._slice_view((*key, Ellipsis) if how == 1 else key)
+            return self._slice_view(_view_key(key, how))
         if t is int or t is tuple:  # one element of a computed array: the eager tier
             v = self._val
             if v is None:
@@ -1879,7 +1880,7 @@ class Array:
                     and _options().eager_limit:  # (any size: one element is read)
                 return eager_array(v[key])
             if t is int and v is not None and v.ndim > 1 and self._tr is None:
-                return self._slice_view((key, Ellipsis))  # a row (`z[t]` in a time loop)
+                return self._slice_view(_view_key(key))  # a row (`z[t]` in a time loop)
         if _is_basic(key):
             keys = key if isinstance(key, tuple) else (key,)
             if len(keys) == self.ndim and not any(
@@ -2468,10 +2469,19 @@ def _reads_back(a: Array, key, chain: tuple) -> bool:
     if len(chain) != n + 1 or chain[n][0] is not _GETITEM or chain[:n] != a._chain:
         return False
     t = type(key)
-    if t is tuple:
-        how = _slicing(key)
-        return how != 0 and chain[n][1][0] == ((*key, Ellipsis) if how == 1 else key)
-    return (t is int or t is slice) and chain[n][1][0] == (key, Ellipsis)
+    how = _slicing(key) if t is tuple else 1
+    if not (t is int or t is slice or how):
+        return False  # (never compared: an index array's == is elementwise)
+    return chain[n][1][0] == _view_key(key, how)
+
+
+def _view_key(key, how: int = 1) -> tuple:
+    """The key of the slicing view `a[key]` in its chain (`Array._slice_view`): an int, a
+    slice, or a tuple of them (`how`: `_slicing` of it; 2: it holds its Ellipsis), ending in
+    Ellipsis."""
+    if type(key) is not tuple:
+        return key, Ellipsis
+    return key if how == 2 else (*key, Ellipsis)
 
 
 def _normalize_key(key):

@@ -141,6 +141,17 @@ def test_inplace_operator_copies_when_the_old_value_is_alive(holder):
     np.testing.assert_array_equal(np.asarray(kept), ref[2:] if want is None else want)
 
 
+def test_inplace_operator_on_a_numpy_scalar_rebinds_it():
+    """`s += 1` on a NumPy scalar (a 0-d result, here with a storage: it was a graph leaf)
+    makes a new scalar; another name for the old one keeps its value, as in NumPy."""
+    big = la.asarray(np.arange(100_000.0))
+    s = la.asarray(np.arange(4.0)).sum()
+    np.asarray(big + s)  # (s becomes a leaf of a graph: it gets a storage)
+    t = s
+    s += 1.0
+    assert float(t) == 6.0 and float(s) == 7.0 and t is not s
+
+
 def test_inplace_operator_errors_are_numpys():
     i = la.arange(4)
     with pytest.raises(TypeError, match="Cannot cast ufunc 'add' output"):

@@ -52,7 +52,8 @@ from lazyarray.codegen.layout import Spec
 # whole 1-d float64 sums in NumPy's pairwise order on request (`Spec.pairwise`); 35: cheap
 # floating-point checks unless a fusion's cheap kernel flagged (`body._cheap`); 36: a gathered
 # index checked by one call (`_h.gather_index`), not six lines of source per index; 37: a
-# streamed store's private flag as an array (`_fp_scopes`: Numba's reduction analysis); 38: only there
+# streamed store's private flag as an array (`_fp_scopes`: Numba's reduction analysis); 38: an
+# array in streamed loops only (a variable in row and moment loops again)
 CODEGEN_VERSION = 38
 
 
