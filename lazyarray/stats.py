@@ -11,6 +11,8 @@ _FIELDS = ("hits", "misses", "compiles", "disk_hits", "disk_writes", "disk_damag
            "eager_writes", "jit_traces", "jit_replays", "background_interpreted", "gathered",
            # compile="background": worker processes started, specializations sent to them
            "workers_started", "background_jobs",
+           # native images of kernels written, loaded without Numba, and launches through them
+           "native_writes", "native_loads", "native_launches",
            "buffers_donated", "h2d_transfers", "h2d_bytes", "d2h_transfers", "d2h_bytes",
            "host_fallbacks", "fp_rechecks", "checks_escalated", "trace_kernel_runs",
            "trace_compiles",

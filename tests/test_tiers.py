@@ -36,12 +36,14 @@ PROGRAM = textwrap.dedent("""
     print(json.dumps({{"first": first.tobytes() == want.tobytes(),
                       "second": second.tobytes() == want.tobytes(), "done": done,
                       "at_first": at_first, "numba_at_first": numba_at_first,
-                      "after": la.cache_info(), "origin": report.kernels[0].origin}}))
+                      "after": la.cache_info(), "origin": report.kernels[0].origin,
+                      "numba_at_end": "numba" in sys.modules}}))
 """)
 
 
-def run_program(cache: str, wait: str = "la.wait_compiles(timeout=300)") -> dict:
-    env = {**os.environ, "LAZYARRAY_CACHE_DIR": cache, "LAZYARRAY_COMPILE": "background"}
+def run_program(cache: str, wait: str = "la.wait_compiles(timeout=300)", native: str = "1") -> dict:
+    env = {**os.environ, "LAZYARRAY_CACHE_DIR": cache, "LAZYARRAY_COMPILE": "background",
+           "LAZYARRAY_NATIVE": native}
     out = subprocess.run([sys.executable, "-c", PROGRAM.format(wait=wait)], env=env,
                          capture_output=True, text=True, timeout=600, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -64,16 +66,32 @@ def test_first_run_interprets_while_a_worker_compiles_then_launches(tmp_path):
 
 
 def test_next_process_finds_the_kernel_on_disk(tmp_path):
+    """The worker left the kernel's native image: the next process links it (no Numba) and
+    launches it at its first evaluation."""
     run_program(str(tmp_path))
     r = run_program(str(tmp_path))
     first, after = r["at_first"], r["after"]
     assert r["first"] and r["second"]
-    # nothing sent to a worker: the disk has it; a short program still interprets its first
-    # evaluation rather than importing Numba for it
+    assert first["background_jobs"] == 0 and first["workers_started"] == 0
+    assert first["background_interpreted"] == 0 and first["kernels_launched"] == 1
+    assert first["native_loads"] == 1 and first["native_launches"] == 1
+    assert not r["numba_at_first"] and not r["numba_at_end"]
+    assert after["kernels_launched"] == 2 and after["disk_hits"] == 1
+    assert after["compiles"] == 0 and r["origin"] == "disk"
+
+
+def test_without_native_images_a_short_program_never_imports_numba(tmp_path):
+    """LAZYARRAY_NATIVE=0: kernels load through Numba; a short program interprets its first
+    evaluation rather than importing Numba for it (`kernels.FIRST_LOAD_S`)."""
+    run_program(str(tmp_path), native="0")
+    assert not glob.glob(os.path.join(tmp_path, "*", "*", "__pycache__", "*.native"))
+    r = run_program(str(tmp_path), native="0")
+    first, after = r["at_first"], r["after"]
+    assert r["first"] and r["second"]
     assert first["background_jobs"] == 0 and first["workers_started"] == 0
     assert first["background_interpreted"] == 1 and not r["numba_at_first"]
     assert after["kernels_launched"] == 1 and after["disk_hits"] == 1
-    assert after["compiles"] == 0 and r["origin"] == "disk"
+    assert after["compiles"] == 0 and r["origin"] == "disk" and after["native_loads"] == 0
 
 
 def test_worker_finishes_the_queue_after_the_user_process_exits(tmp_path):
@@ -106,16 +124,20 @@ LONG_PROGRAM = textwrap.dedent("""
 """)
 
 
-def test_a_long_program_switches_to_the_kernel_on_its_own(tmp_path):
-    """No wait_compiles: once the interpreter has spent what loading Numba costs
-    (`kernels.FIRST_LOAD_S`), the worker's kernel is loaded and launched."""
-    env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(tmp_path), "LAZYARRAY_COMPILE": "background"}
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_a_long_program_switches_to_the_kernel_on_its_own(tmp_path, native):
+    """No wait_compiles: once the worker built the kernel, the program launches it: linked
+    from its native image at once (Numba never imported), or, without images, through Numba
+    once the interpreter has spent what loading Numba costs (`kernels.FIRST_LOAD_S`)."""
+    env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(tmp_path), "LAZYARRAY_COMPILE": "background",
+           "LAZYARRAY_NATIVE": native}
     out = subprocess.run([sys.executable, "-c", LONG_PROGRAM], env=env, capture_output=True,
                          text=True, timeout=600, check=True)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     info = r["info"]
-    assert r["same"] and r["numba"] and info["kernels_launched"] >= 1
+    assert r["same"] and r["numba"] == (native == "0") and info["kernels_launched"] >= 1
     assert info["background_interpreted"] == r["runs"] - 1 and info["compiles"] == 0
+    assert info["native_launches"] == (info["kernels_launched"] if native == "1" else 0)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import glob
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -37,6 +38,7 @@ import lazyarray.backends.numba_scalar as _h
 
 """
 _lock = threading.Lock()
+log = logging.getLogger("lazyarray")
 
 
 class _ScopeSharingCopy:
@@ -307,3 +309,29 @@ def build_signature(kernel, sig: tuple) -> str:
 
 
 _seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> argument kinds
+
+
+
+def write_image(kernel, args_or_sig, path: str, sig: bool = False) -> bool:
+    """Write the native image (`runtime.native`) of `kernel`'s specialization for `args`
+    (or, with `sig`, for Numba argument types) to `path`; False where it has none (the
+    specialization is then loaded through Numba)."""
+    from lazyarray.runtime import native
+
+    kernel = getattr(kernel, "parallel", kernel)
+    types_ = tuple(args_or_sig) if sig else tuple(numba.typeof(a) for a in args_or_sig)
+    cres = kernel.overloads.get(types_)
+    if cres is None or cres.environment is None or cres.environment.consts:
+        return False  # (an environment with constants: Numba restores them, we would not)
+    try:
+        try:
+            code = cres.library._get_compiled_object()
+        except (ValueError, RuntimeError):
+            code = cres.library.serialize_using_object_code()[2][0]
+        native.write(path, code, cres.fndesc.llvm_cpython_wrapper_name, cres.fndesc.env_name,
+                     cres.library.codegen.magic_tuple())
+    except OSError as exc:
+        log.debug("lazyarray: no native image %s: %s", path, exc)
+        return False
+    stats.bump("native_writes")
+    return True

@@ -27,8 +27,13 @@ def build(job: dict, modules: dict) -> None:
         kernel = modules[job["key"]] = numba_cpu.compile_kernel(
             job["key"], job["source"], diskcache.kernel_folder(job["path"], job["key"]))
     fn = job["fn"] == "kernel_serial"
-    numba_cpu.build_signature(kernel[fn], numba_cpu.numba_signature(job["sig"]))
-    diskcache.mark_built(job["path"], job["key"], int(fn), tuple(map(tuple, job["sig"])))
+    types = numba_cpu.numba_signature(job["sig"])
+    numba_cpu.build_signature(kernel[fn], types)
+    sig = tuple(map(tuple, job["sig"]))
+    if os.environ.get("LAZYARRAY_NATIVE", "1") != "0":
+        numba_cpu.write_image(kernel[fn], types, diskcache.native_image(
+            job["path"], job["key"], int(fn), sig), sig=True)
+    diskcache.mark_built(job["path"], job["key"], int(fn), sig)
 
 
 LEFTOVER_S = 600.0  # seconds the worker goes on building after its user's process exited

@@ -171,6 +171,11 @@ def built_marker(path: str, key: str, fn: int, sig: tuple) -> str:
     return os.path.join(kernel_folder(path, key), "__pycache__", f"{PREFIX}{key}.f{fn}-{h}.built")
 
 
+def native_image(path: str, key: str, fn: int, sig: tuple) -> str:
+    """The native image (`runtime.native`) of that specialization, beside its marker."""
+    return built_marker(path, key, fn, sig)[:-len(".built")] + ".native"
+
+
 def mark_built(path: str, key: str, fn: int, sig: tuple) -> None:
     marker = built_marker(path, key, fn, sig)
     try:

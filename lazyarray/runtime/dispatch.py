@@ -50,7 +50,16 @@ def dispatcher(kernel: tuple, work: int, one: bool, in_place: bool):
         return kernel[1]
     if work >= PARALLEL_MIN and not one:
         return kernel[0]
-    return numba_cpu().one_thread(kernel[0]) or kernel[1]
+    return one_thread(kernel[0]) or kernel[1]
+
+
+def one_thread(parallel):
+    """`parallel` run on the calling thread alone (`numba_cpu.OneThread`, or a native
+    kernel's own); None where it cannot be."""
+    if parallel is None:
+        return None
+    native = getattr(parallel, "native_one", False)
+    return native if native is not False else numba_cpu().one_thread(parallel)
 
 
 def variant(work: int, one: bool, in_place: bool) -> int:
@@ -66,7 +75,7 @@ def while_blas_spins(chosen, kernel: tuple, work: int):
     no new specialization), else `chosen` itself; None where that is always `chosen`."""
     if chosen is not kernel[0] or work >= PARALLEL_MIN_NEAR_BLAS:
         return None
-    return numba_cpu().one_thread(chosen)
+    return one_thread(chosen)
 
 
 def replay_dispatcher(p) -> tuple[object, float | None]:

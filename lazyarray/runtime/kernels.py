@@ -31,7 +31,7 @@ from lazyarray.ir import fpstate
 from lazyarray.ir.hlo import MOVEMENT, Module
 from lazyarray.ir.interpret import interpret
 from lazyarray.ir.text import print_computation
-from lazyarray.runtime import background, blas, compile_service, diskcache, dispatch
+from lazyarray.runtime import background, blas, compile_service, diskcache, dispatch, native
 from lazyarray.runtime.dispatch import dispatcher, ran_in_parallel, while_blas_spins
 
 log = logging.getLogger("lazyarray")
@@ -53,6 +53,10 @@ class KernelEntry:
     worker_s: float = 0.0  # seconds the worker process spent building its specializations
     exact: bool = False  # rendered with exact floating-point checks (`escalate`)
     superseded: bool = False  # its fusion escalated: launches are not prepared with it
+    # argument types -> (parallel, serial) kernels loaded from native images (either None);
+    # argument types found without one
+    native: dict = field(default_factory=dict)
+    no_native: set = field(default_factory=set)
     cache_key: tuple = ()  # (masked text, Spec, math): the fusion and layout it serves
 
 
@@ -240,15 +244,20 @@ def _may_load() -> bool:
     return _rent[1] or "numba" in sys.modules
 
 
-_asked: set = set()  # masked texts of the fusions whose kernels were asked for (`interpret_only`)
+# masked text of a fusion whose kernel was asked for -> what it waits for (`interpret_only`):
+# the worker's job, or _NEVER (built, but loadable only through Numba: until `_may_load`)
+_asked: dict = {}
+_NEVER = threading.Event()
 
 
 def interpret_only(comp: Module) -> bool:
     """compile="background": may this fusion skip planning and run on the interpreter? While
     no kernel may be loaded yet (`_may_load`), once its kernel was asked for: planning a
     launch (layouts, the version rule's hazards, the kernel's key) would cost more than the
-    interpreted work of a small fusion, and nothing could launch it anyway."""
-    return not _may_load() and _masked_text(comp) in _asked
+    interpreted work of a small fusion, and nothing could launch it anyway -- until the
+    worker is done with it (its native image is then linked: `built_elsewhere`)."""
+    waits = _asked.get(_masked_text(comp))
+    return waits is not None and not waits.is_set() and not _may_load()
 
 
 def built_elsewhere(entry: KernelEntry, comp: Module, launch: Launch, args: list,
@@ -259,7 +268,8 @@ def built_elsewhere(entry: KernelEntry, comp: Module, launch: Launch, args: list
     A specialization the disk cache lacks is compiled by the worker process
     (`compile_service`) at once. One on disk is loaded on the build thread -- once Numba is
     loaded, or once the interpreter has spent FIRST_LOAD_S waiting for kernels (`pay`): a
-    short program runs on the interpreter from start to end, never importing Numba."""
+    short program runs on the interpreter from start to end, never importing Numba. A
+    specialization with a native image (`native_pair`) is linked at once, without Numba."""
     fn = dispatch.variant(math.prod(launch.sizes), serial_only, in_place)
     sig = compile_service.describe(args)
     if sig is None:  # (an argument the worker cannot rebuild: compiled here)
@@ -269,12 +279,12 @@ def built_elsewhere(entry: KernelEntry, comp: Module, launch: Launch, args: list
         return True
     state = entry.jobs.get(want)
     if state is None:
-        _asked.add(_masked_text(comp))
         if not os.path.exists(diskcache.built_marker(diskcache.cache_dir(), entry.key, fn,
                                                      sig)):
-            entry.jobs[want] = compile_service.submit(
+            job = entry.jobs[want] = compile_service.submit(
                 entry.key, entry.source, diskcache.cache_dir(), ("kernel", "kernel_serial")[fn],
                 sig)
+            _asked[_masked_text(comp)] = job.done
             return False
         state = "built"
     if isinstance(state, compile_service.Job):
@@ -283,6 +293,14 @@ def built_elsewhere(entry: KernelEntry, comp: Module, launch: Launch, args: list
         entry.worker_s += state.seconds
         state = "built"
     if state == "built":
+        entry.no_native.discard(sig)  # (built since this process last looked)
+        pair = native_pair(entry, sig)
+        if pair is not None and pair[fn] is not None:
+            entry.jobs.pop(want, None)
+            entry.ready.add(want)
+            _asked.pop(_masked_text(comp), None)
+            return True
+        _asked[_masked_text(comp)] = _NEVER
         entry.jobs[want] = background.submit(load_built, entry, *want) if _may_load() \
             else state
         return False
@@ -299,11 +317,13 @@ def load_built(entry: KernelEntry, fn: int, sig: tuple) -> None:
     kernel = ensure_kernel(entry)
     cpu = dispatch.numba_cpu()
     t0 = time.perf_counter()
-    origin = cpu.build_signature(kernel[fn], cpu.numba_signature(sig))
+    types = cpu.numba_signature(sig)
+    origin = cpu.build_signature(kernel[fn], types)
     if origin:
         entry.compile_s += time.perf_counter() - t0
         entry.origin = "worker" if origin == "disk" and entry.worker_s else origin
         diskcache.count_load(diskcache.cache_dir(), entry.key, fn, sig)
+    write_native(entry, kernel[fn], fn, sig, types, types=True)
 
 
 def load_all(timeout: float | None = None) -> bool:
@@ -320,6 +340,12 @@ def load_all(timeout: float | None = None) -> bool:
                 entry.worker_s += state.seconds
             elif state != "built":
                 state.done.wait(timeout)
+                continue
+            entry.no_native.discard(want[1])
+            pair = native_pair(entry, want[1])
+            if pair is not None and pair[want[0]] is not None:
+                entry.ready.add(want)
+                del entry.jobs[want]
                 continue
             try:
                 load_built(entry, *want)
@@ -350,11 +376,24 @@ def run_kernel(entry: KernelEntry, launch: Launch, args: list, serial_only: bool
                in_place: bool = False) -> int:
     """Run the kernel (building it first if needed); returns its count of possible
     floating-point events."""
+    work = math.prod(launch.sizes)
+    pair = native_pair(entry, compile_service.describe(args)) \
+        if entry.native or entry.kernel is None else None
+    chosen = None if pair is None else dispatcher(pair, work, serial_only, in_place)
+    if chosen is not None:
+        if blas.spinning():
+            chosen = while_blas_spins(chosen, pair, work) or chosen
+        stats.bump("kernels_launched")
+        stats.bump("native_launches")
+        try:
+            return chosen(*args)
+        finally:
+            if chosen is pair[0]:
+                ran_in_parallel()
     cpu = dispatch.numba_cpu()
     if entry.kernel is None:
         ensure_kernel(entry)
     t0 = time.perf_counter()
-    work = math.prod(launch.sizes)
     chosen = dispatcher(entry.kernel, work, serial_only, in_place)
     if blas.spinning():
         chosen = while_blas_spins(chosen, entry.kernel, work) or chosen
@@ -368,9 +407,53 @@ def run_kernel(entry: KernelEntry, launch: Launch, args: list, serial_only: bool
         entry.origin = built
         sig = compile_service.describe(args)
         if sig is not None:
-            diskcache.mark_built(diskcache.cache_dir(), entry.key,
-                                 int(chosen is entry.kernel[1]), sig)
+            fn = int(chosen is entry.kernel[1])
+            diskcache.mark_built(diskcache.cache_dir(), entry.key, fn, sig)
+            write_native(entry, chosen, fn, sig, args)
     return flagged
+
+
+NATIVE = os.environ.get("LAZYARRAY_NATIVE", "1") != "0"  # load kernels from native images
+
+
+def write_native(entry: KernelEntry, kernel, fn: int, sig: tuple, args, types=False) -> None:
+    """Write the native image of a specialization just built or loaded through Numba, unless
+    there is one (`args`: the launch's arguments, or with `types` Numba's argument types)."""
+    path = diskcache.native_image(diskcache.cache_dir(), entry.key, fn, sig)
+    if NATIVE and not os.path.exists(path):
+        dispatch.numba_cpu().write_image(kernel, args, path, sig=types)
+
+
+def native_pair(entry: KernelEntry, sig: tuple | None) -> tuple | None:
+    """The entry's (parallel, serial) kernels for arguments described by `sig`, loaded from
+    their native images on first use (no Numba: milliseconds); None where neither has one."""
+    if sig is None or not NATIVE:
+        return None
+    pair = entry.native.get(sig)
+    if pair is None and sig not in entry.no_native:
+        pair = (_load_native(entry, 0, sig), _load_native(entry, 1, sig))
+        if pair == (None, None):
+            entry.no_native.add(sig)
+            return None
+        entry.native[sig] = pair
+    return pair
+
+
+def _load_native(entry: KernelEntry, fn: int, sig: tuple):
+    path = diskcache.cache_dir()
+    t0 = time.perf_counter()
+    try:
+        kernel = native.load(diskcache.native_image(path, entry.key, fn, sig))
+    except FileNotFoundError:
+        return None
+    except (native.ImageError, ImportError, OSError) as exc:
+        log.debug("lazyarray: kernel %s loads through Numba: %s", entry.key, exc)
+        return None
+    entry.compile_s += time.perf_counter() - t0
+    entry.origin = "worker" if entry.worker_s else "disk"
+    stats.bump("disk_hits")
+    diskcache.count_load(path, entry.key, fn, sig)
+    return kernel
 
 
 _VALUE_ERRORS = (ValueError, IndexError, ZeroDivisionError, FloatingPointError)

@@ -16,7 +16,7 @@ import numpy as np
 from lazyarray import config, stats
 from lazyarray.codegen.layout import Launch, plan
 from lazyarray.ir.hlo import Instr, Module
-from lazyarray.runtime import dispatch, kernels, pool
+from lazyarray.runtime import compile_service, dispatch, kernels, pool
 from lazyarray.runtime.buffers import PREPARED_COMPUTATIONS, donate, donor_candidates, load_base
 from lazyarray.runtime.dispatch import (dispatcher, ran_in_parallel, replay_dispatcher,
                                         while_blas_spins)
@@ -100,8 +100,14 @@ def prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, hea
             in_place: bool) -> _Prepared | None:
     """Remember this launch if its loads are the operands themselves and its scalars are
     constants: then only the operand arrays change from one call to the next."""
-    if entry.kernel is None or entry.source is None or launch.spec.kind == "update" \
-            or launch.empty or launch.spec.tables:
+    if entry.source is None or launch.spec.kind == "update" or launch.empty \
+            or launch.spec.tables:
+        return None
+    kernels_ = entry.kernel
+    if entry.native or kernels_ is None:  # (native kernels, for these argument types)
+        kernels_ = kernels.native_pair(entry, compile_service.describe(
+            [*head, *launch.arrays, *tail])) or kernels_
+    if kernels_ is None:
         return None
     reads = scalar_reads(comp, launch, operands)
     src = load_sources(launch.arrays, operands)
@@ -110,14 +116,13 @@ def prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, hea
     n = len(results)
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
     work = math.prod(launch.sizes)
-    kernel = dispatcher(entry.kernel, work, serial, in_place)
-    one = None
-    if kernel is entry.kernel[0]:
-        cpu = dispatch.numba_cpu()
-        one = cpu.one_thread(kernel)
+    kernel = dispatcher(kernels_, work, serial, in_place)
+    if kernel is None:
+        return None
+    one = dispatch.one_thread(kernel) if kernel is kernels_[0] else None
     return _Prepared(entry, kernel, outs, partials, src, tail,
                      donor_candidates(comp, launch, operands), one=one,
-                     near_blas=while_blas_spins(kernel, entry.kernel, work) is not None,
+                     near_blas=while_blas_spins(kernel, kernels_, work) is not None,
                      paused=[math.inf, math.inf, 0], reads=reads)
 
 
