@@ -178,6 +178,7 @@ def compile_kernel(key: str, source: str, folder: str, counter: str = "disk_writ
     text = (f"# lazyarray kernel {key}\n" + _PRELUDE + deco.format(parallel) + source + "\n\n"
             + deco.format(False) + serial)
     name = f"lazyarray_kernel_{key}"
+    _keep_loaded_object_code()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, name + ".py")
     with _lock:
@@ -312,26 +313,44 @@ _seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> 
 
 
 
-def write_image(kernel, args_or_sig, path: str, sig: bool = False) -> bool:
-    """Write the native image (`runtime.native`) of `kernel`'s specialization for `args`
-    (or, with `sig`, for Numba argument types) to `path`; False where it has none (the
-    specialization is then loaded through Numba)."""
-    from lazyarray.runtime import native
+def _keep_loaded_object_code() -> None:
+    """Keep the object code of each specialization Numba loads from its disk cache on its
+    library (`_lazyarray_object`): Numba hands it to LLVM and drops it, and a native image
+    of a kernel loaded so (an image lost, or a cache older than images) needs it. Numba's
+    engine asks its object cache through this attribute at each load."""
+    from numba.core.registry import cpu_target
 
+    engine = cpu_target.target_context.codegen()._engine._ee
+    get = engine._object_cache_getbuffer
+    if getattr(get, "keeps_object_code", False):
+        return
+
+    def getbuffer(module):
+        buf = get(module)
+        library = getattr(module, "_CPUCodeLibrary__library", None)
+        if buf is not None and library is not None:
+            library._lazyarray_object = buf
+        return buf
+
+    getbuffer.keeps_object_code = True
+    engine._object_cache_getbuffer = getbuffer
+
+
+def image_parts(kernel, args_or_sig, sig: bool = False) -> tuple | None:
+    """What the native image (`runtime.native`) of `kernel`'s specialization for `args` (or,
+    with `sig`, for Numba argument types) holds: (its object code, the names of Numba's
+    Python wrapper of it and of its environment's variable, the machine it was compiled
+    for); None where it has none (it is then loaded through Numba). Never raises."""
     kernel = getattr(kernel, "parallel", kernel)
-    types_ = tuple(args_or_sig) if sig else tuple(numba.typeof(a) for a in args_or_sig)
-    cres = kernel.overloads.get(types_)
-    if cres is None or cres.environment is None or cres.environment.consts:
-        return False  # (an environment with constants: Numba restores them, we would not)
     try:
-        try:
-            code = cres.library._get_compiled_object()
-        except (ValueError, RuntimeError):
-            code = cres.library.serialize_using_object_code()[2][0]
-        native.write(path, code, cres.fndesc.llvm_cpython_wrapper_name, cres.fndesc.env_name,
-                     cres.library.codegen.magic_tuple())
-    except OSError as exc:
-        log.debug("lazyarray: no native image %s: %s", path, exc)
-        return False
-    stats.bump("native_writes")
-    return True
+        types_ = tuple(args_or_sig) if sig else tuple(numba.typeof(a) for a in args_or_sig)
+        cres = kernel.overloads.get(types_)
+        if cres is None or cres.environment is None or cres.environment.consts:
+            return None  # (an environment with constants: Numba restores them, we would not)
+        library = cres.library
+        code = getattr(library, "_lazyarray_object", None) or library._get_compiled_object()
+        return (code, cres.fndesc.llvm_cpython_wrapper_name,
+                cres.fndesc.env_name, library.codegen.magic_tuple())
+    except Exception as exc:  # noqa: BLE001 - (no object code kept): no image
+        log.debug("lazyarray: no native image of %s: %s", kernel, exc)
+        return None

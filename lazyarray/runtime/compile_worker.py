@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from lazyarray.runtime import diskcache
+from lazyarray.runtime import diskcache, native
 
 
 def build(job: dict, modules: dict) -> None:
@@ -31,8 +31,8 @@ def build(job: dict, modules: dict) -> None:
     numba_cpu.build_signature(kernel[fn], types)
     sig = tuple(map(tuple, job["sig"]))
     if os.environ.get("LAZYARRAY_NATIVE", "1") != "0":
-        numba_cpu.write_image(kernel[fn], types, diskcache.native_image(
-            job["path"], job["key"], int(fn), sig), sig=True)
+        native.write(diskcache.native_image(job["path"], job["key"], int(fn), sig),
+                     numba_cpu.image_parts(kernel[fn], types, sig=True))
     diskcache.mark_built(job["path"], job["key"], int(fn), sig)
 
 

@@ -220,16 +220,6 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
                 recheck_flags(comp, regenerated(operands, regen), entry)
             if store is not None and len(store) == 3:  # (`_through_buffer`)
                 np.copyto(*store[2])
-            p = None if lkey is None or entry.superseded else prepare(
-                comp, launch, entry, results, head, fresh, tail, operands, serial, bool(donors))
-            if p is not None:
-                known = prepared.get(comp)
-                if known is None or len(known) >= PREPARED_LAYOUTS:
-                    if len(prepared) >= PREPARED_COMPUTATIONS:
-                        prepared.clear()
-                    known = prepared[comp] = {}
-                known[lkey] = p
-            return results
         except Exception as exc:
             raised = value_error(exc)
             if raised is not None:  # NumPy raises it too (integer ** negative, ...)
@@ -245,6 +235,25 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             entry.source, entry.reason = None, str(exc)
             stats.bump("fallbacks")
             return _interpret(comp, operands)
+        # the kernel ran: remember its launch (outside the retry above: a second run of an
+        # update that stored in place would apply it twice)
+        if lkey is not None and not entry.superseded:
+            try:
+                _remember(comp, lkey, prepare(comp, launch, entry, results, head, fresh, tail,
+                                              operands, serial, bool(donors)))
+            except Exception as exc:  # noqa: BLE001 - (an optimization: launched unprepared)
+                log.warning("lazyarray: launch of kernel %s not remembered: %s", entry.key, exc)
+        return results
+
+
+def _remember(comp: Module, lkey: tuple, p) -> None:
+    if p is not None:
+        known = prepared.get(comp)
+        if known is None or len(known) >= PREPARED_LAYOUTS:
+            if len(prepared) >= PREPARED_COMPUTATIONS:
+                prepared.clear()
+            known = prepared[comp] = {}
+        known[lkey] = p
 
 
 def _interpret(comp: Module, operands: list, out: np.ndarray | None = None) -> list:

@@ -406,10 +406,13 @@ def run_kernel(entry: KernelEntry, launch: Launch, args: list, serial_only: bool
         entry.compile_s += time.perf_counter() - t0
         entry.origin = built
         sig = compile_service.describe(args)
-        if sig is not None:
-            fn = int(chosen is entry.kernel[1])
-            diskcache.mark_built(diskcache.cache_dir(), entry.key, fn, sig)
-            write_native(entry, chosen, fn, sig, args)
+        try:  # (never raises: the kernel ran, and a retry would run an update twice)
+            if sig is not None:
+                fn = int(chosen is entry.kernel[1])
+                diskcache.mark_built(diskcache.cache_dir(), entry.key, fn, sig)
+                write_native(entry, chosen, fn, sig, args)
+        except Exception as exc:  # noqa: BLE001 - the next process compiles it again
+            log.warning("lazyarray: kernel %s not marked built: %s", entry.key, exc)
     return flagged
 
 
@@ -421,7 +424,7 @@ def write_native(entry: KernelEntry, kernel, fn: int, sig: tuple, args, types=Fa
     there is one (`args`: the launch's arguments, or with `types` Numba's argument types)."""
     path = diskcache.native_image(diskcache.cache_dir(), entry.key, fn, sig)
     if NATIVE and not os.path.exists(path):
-        dispatch.numba_cpu().write_image(kernel, args, path, sig=types)
+        native.write(path, dispatch.numba_cpu().image_parts(kernel, args, sig=types))
 
 
 def native_pair(entry: KernelEntry, sig: tuple | None) -> tuple | None:
@@ -446,7 +449,7 @@ def _load_native(entry: KernelEntry, fn: int, sig: tuple):
         kernel = native.load(diskcache.native_image(path, entry.key, fn, sig))
     except FileNotFoundError:
         return None
-    except (native.ImageError, ImportError, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - (damaged, foreign, not linkable): Numba's way
         log.debug("lazyarray: kernel %s loads through Numba: %s", entry.key, exc)
         return None
     entry.compile_s += time.perf_counter() - t0

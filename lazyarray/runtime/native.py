@@ -1,21 +1,21 @@
 """Kernels loaded from the disk cache as machine code, without importing Numba.
 
 Numba compiles a kernel once (in the compile worker, or on the calling thread); beside its
-own cache files the backend then writes a *native image* of each specialization
-(`numba_cpu.write_image`): the kernel's object code, a small entry function with a C
-signature (`int entry(int64 *fields, int64 *out)`: every argument flattened as Numba passes
-it, read from one buffer) and the plan of those fields. A later process loads the image
-with llvmlite's linker -- a few milliseconds, where loading through Numba costs its import
-and the readying of its compiler (about a second) -- and calls the entry through ctypes.
+own cache files a *native image* of each specialization is then written (`write`, from
+`numba_cpu.image_parts`): the kernel's object code as Numba caches it, with the names of
+Numba's Python wrapper of the kernel and of its environment's variable. A later process
+links the image with llvmlite -- a few milliseconds, where loading through Numba costs its
+import and the readying of its compiler (about a second) -- and calls the wrapper as Numba's
+dispatcher does: arguments unboxed in C, the GIL released, exceptions raised by Numba's C
+helpers.
 
-What the machine code calls is linked here, by name: Numba's C helpers and memory runtime,
-its threading layer (the extension modules themselves, loaded without the `numba` package;
-a later `import numba` finds the same modules), NumPy's loops (`ops/loops.py`), the C
-library's math. The kernel's exceptions come back as Numba's exception records (pickled
-class and arguments), raised here as they would be by Numba's own wrapper.
+What the machine code calls is linked here, by name (`runtime`): Numba's C helpers, its
+memory runtime and its OpenMP threading layer (the extension modules themselves, loaded
+without the `numba` package; a later `import numba` finds the same modules), NumPy's loops
+(`ops/loops.py`), the C library's math, Python's C API.
 
-An image is checked on load (its digest); a damaged one is removed and counted
-(`disk_damaged`), and the kernel is then loaded through Numba as before.
+An image is checked on load (its digest; the machine it was compiled for); a damaged one is
+removed and counted (`disk_damaged`), and the kernel is then loaded through Numba.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import threading
 
 
 from lazyarray import stats
+from lazyarray.ops import loops
 
 FORMAT = 1
 _MAGIC = b"lazyarray-native"
@@ -121,8 +122,6 @@ def runtime():
     ctypes.CFUNCTYPE(None, ctypes.c_int)(pool.launch_threads)(n)
     set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int)(pool.set_num_threads)
     set_threads(n)
-    from lazyarray.ops import loops
-
     for (name, dtype), (address, data) in loops.numpy_loops().items():
         llvm.add_symbol(loops.symbol(name, dtype), address)
         if data:
@@ -197,24 +196,31 @@ def host() -> list:
             llvm.get_host_cpu_features().flatten()]
 
 
-def write(path: str, code: bytes, wrapper: str, env: str, compiled_for: tuple) -> None:
-    """Write an image (the kernel's object code, the names of Numba's Python wrapper of it
-    and of its environment's variable, the machine it was compiled for) to `path`, whole or
-    not at all."""
+def write(path: str, parts: tuple | None) -> bool:
+    """Write an image to `path`, whole or not at all: `parts` = (the kernel's object code,
+    the names of Numba's Python wrapper of it and of its environment's variable, the machine
+    it was compiled for: `numba_cpu.image_parts`). False where there is none to write (no
+    parts, a full disk); never raises."""
+    if parts is None:
+        return False
+    code, wrapper, env, compiled_for = parts
     head = json.dumps({"format": FORMAT, "wrapper": wrapper, "env": env,
                        "host": list(compiled_for),
                        "sha256": hashlib.sha256(code).hexdigest()}).encode()
-    body = code
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(tmp, "wb") as f:
-            f.write(_MAGIC + b"\n" + head + b"\n" + body)
+            f.write(_MAGIC + b"\n" + head + b"\n" + code)
         os.replace(tmp, path)
+    except OSError:
+        return False
     finally:
         try:
             os.remove(tmp)
         except OSError:
             pass
+    stats.bump("native_writes")
+    return True
 
 
 def load(path: str) -> Kernel:
@@ -237,9 +243,9 @@ def load(path: str) -> Kernel:
         raise ImageError(f"damaged native image {path}") from None
     if meta.get("host") != host():  # (a cache shared with another CPU's machines)
         raise ImageError(f"native image {path} is for another machine")
-    llvm = runtime()[0]
-    dynfunc = _extension("numba._dynfunc")
     with _lock:
+        llvm = runtime()[0]
+        dynfunc = _extension("numba._dynfunc")
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _machine(llvm))
         engine.add_object_file(llvm.ObjectFileRef.from_data(body))
         engine.finalize_object()
@@ -249,7 +255,8 @@ def load(path: str) -> Kernel:
         raise ImageError(f"no entry in native image {path}")
     env = dynfunc.Environment({"__name__": __name__})
     ctypes.c_void_p.from_address(slot).value = id(env)
+    # (the engine's object file reads `body`, which llvmlite does not keep: kept with it)
     fn = dynfunc.make_function(sys.modules[__name__], "kernel", "a lazyarray kernel", address,
-                               env, (engine,))
+                               env, (engine, body))
     stats.bump("native_loads")
     return Kernel(engine, fn, env)
