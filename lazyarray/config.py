@@ -13,6 +13,8 @@
                                 while the interpreter answers), "thread" (the same on a
                                 thread of this process) or "now" (wait for each compile)
     LAZYARRAY_BACKGROUND_COMPILE  1: the same as LAZYARRAY_COMPILE=thread
+    LAZYARRAY_NATIVE            "0": kernels load from the disk cache through Numba only, not
+                                from native images (read once; lazyarray/runtime/native.py)
     LAZYARRAY_BLAS              "auto" (default) or "numpy": "numpy" keeps every matrix product
                                 on np.matmul (lazyarray/runtime/blas.py)
     LAZYARRAY_VECTOR_BITS       "256": no 512-bit vectors in large-launch kernels on AVX-512

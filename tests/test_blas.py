@@ -14,7 +14,7 @@ import pytest
 
 import lazyarray as la
 from lazyarray.backends import numba_cpu
-from lazyarray.runtime import blas, dispatch
+from lazyarray.runtime import blas, dispatch, native
 
 
 def _layouts(x):
@@ -154,15 +154,15 @@ def test_epilogue_writes_over_the_product_and_warns_as_numpy(compiled, n):
 
 
 def _one_thread_calls(monkeypatch) -> list:
-    """A list that gets each `numba_cpu.OneThread` called from now on (one thread runs)."""
+    """A list that gets each `numba_cpu.OneThread` called from now on (one thread runs), or
+    its twin for a kernel linked from a native image (`native.OneThread`)."""
     calls = []
-    real = numba_cpu.OneThread.__call__
+    for cls in (numba_cpu.OneThread, native.OneThread):
+        def counted(self, *args, real=cls.__call__):
+            calls.append(self)
+            return real(self, *args)
 
-    def counted(self, *args):
-        calls.append(self)
-        return real(self, *args)
-
-    monkeypatch.setattr(numba_cpu.OneThread, "__call__", counted)
+        monkeypatch.setattr(cls, "__call__", counted)
     return calls
 
 
