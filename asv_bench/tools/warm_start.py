@@ -4,11 +4,13 @@ A script of ten different kernels (elementwise chains of several dtypes, reducti
 scan, a strided stencil) runs once with `compile="now"` into a new cache directory; then
 `--runs` fresh processes run it again on that cache, each reporting its import time and its
 first evaluation of each kernel, which loads it (its own timers, start-up excluded), and
-whether Numba was imported. With `--native 0` the kernels load through Numba
-(`LAZYARRAY_NATIVE=0`), as before native images.
+whether Numba was imported. With `--native 0` there are no images
+(`LAZYARRAY_NATIVE=0`): a short script then interprets rather than importing Numba; with
+`--native 0 --through-numba` it imports Numba first and loads its kernels through it.
 
     python asv_bench/tools/warm_start.py --runs 5
     python asv_bench/tools/warm_start.py --runs 5 --native 0
+    python asv_bench/tools/warm_start.py --runs 5 --native 0 --through-numba
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ t0 = time.perf_counter()
 import numpy as np
 t1 = time.perf_counter()
 import lazyarray as la
+if sys.argv[1] == "numba":  # kernels load through Numba from the start (no ski rental)
+    import numba
 t2 = time.perf_counter()
 rng = np.random.default_rng(0)
 n = 50_000
@@ -62,8 +66,8 @@ print(json.dumps({"numpy": t1 - t0, "import": t2 - t1, "first": loads,
 PACKAGE = importlib.util.find_spec("lazyarray").submodule_search_locations[0]
 
 
-def run(env: dict) -> dict:
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, check=True,
+def run(env: dict, how: str = "") -> dict:
+    out = subprocess.run([sys.executable, "-c", SCRIPT, how], env=env, check=True,
                          capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -73,6 +77,7 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--native", default="1")
+    p.add_argument("--through-numba", action="store_true")
     a = p.parse_args(argv)
     compileall.compile_dir(PACKAGE, quiet=1)  # (bytecode, as an installed package has)
     with tempfile.TemporaryDirectory(prefix="lazyarray-warm-") as tmp:
@@ -80,10 +85,11 @@ def main(argv=None) -> int:
                "LAZYARRAY_EAGER_THRESHOLD": "0"}
         run({**env, "LAZYARRAY_COMPILE": "now"})
         env["LAZYARRAY_COMPILE"] = "background"
-        rows = [run(env) for _ in range(a.runs)]
+        rows = [run(env, "numba" if a.through_numba else "") for _ in range(a.runs)]
     imp = statistics.median(r["import"] for r in rows)
     first = statistics.median(sum(r["first"]) for r in rows)
-    print(f"warm start, {a.runs} processes, LAZYARRAY_NATIVE={a.native} (median s)")
+    print(f"warm start, {a.runs} processes, LAZYARRAY_NATIVE={a.native}"
+          f"{', Numba imported first' if a.through_numba else ''} (median s)")
     print("| import numpy | import lazyarray | first evaluation of 10 kernels | import + "
           "kernels | kernels launched | native loads | Numba imported |")
     print("|---:|---:|---:|---:|---:|---:|---|")
