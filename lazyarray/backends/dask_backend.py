@@ -45,7 +45,7 @@ from lazyarray.ir.interpret import apply_movement, evaluate
 from lazyarray.ir.lower import lower
 from lazyarray.ops.table import REDUCTIONS, reduce_init
 from lazyarray.passes import DEVICE_PIPELINE, optimize
-from lazyarray.runtime import executor, kernels
+from lazyarray.runtime import executor, kernels, native
 from lazyarray.runtime.executor import run_fusion
 from lazyarray.codegen.layout import load_points
 
@@ -472,12 +472,15 @@ def from_dask(darr) -> Node:
 
 def kernel_builds() -> dict[str, int]:
     """Per kernel key, how many times this process built it (compiled or loaded from disk):
-    the dispatchers' specializations. `Client.run(kernel_builds)` asks every worker."""
+    the dispatchers' specializations and the kernels linked from native images.
+    `Client.run(kernel_builds)` asks every worker."""
 
     with kernels.cache_lock:
         entries = list(kernels.cache.values())
-    return {e.key: sum(len(k.overloads) for k in e.kernel) for e in entries
-            if e.kernel is not None}
+    builds = {e.key: (0 if e.kernel is None else sum(len(k.overloads) for k in e.kernel))
+              + sum(isinstance(k, native.Kernel) for pair in e.native.values() for k in pair)
+              for e in entries}
+    return {key: n for key, n in builds.items() if n}
 
 
 def resolve_leaves(order) -> None:

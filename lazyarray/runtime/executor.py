@@ -27,7 +27,7 @@ from lazyarray.runtime.buffers import (PREPARED_COMPUTATIONS, covering_updates, 
                                        version_buffer, why_copied, writable, write_kind)
 from lazyarray.runtime.dispatch import PARALLEL_MIN_AFTER_BLAS
 from lazyarray.runtime.kernels import (KernelEntry, KernelRecord, Trace, build_kernel,
-                                       built_elsewhere, interpret_only, pay,
+                                       built_elsewhere, forget_native, interpret_only, pay,
                                        is_cached, kernel_entry, nearest_difference,
                                        recheck_flags, regenerated, run_kernel, value_error)
 from lazyarray.runtime.launches import (PREPARED_LAYOUTS, launch_prepared, layout_key, prepare,
@@ -81,14 +81,14 @@ def run_fusion(ins: Instr, operands: list, trace: Trace | None, dry: bool,
                            regen=regen)
     # a hit needs a built kernel (explain's plan renders, never builds)
     status = "interpreted" if entry.source is None or launch.empty else (
-        "hit" if hit and (entry.kernel is not None or entry.native) else "miss")
+        "hit" if hit and (entry.kernel is not None or entry.linked) else "miss")
     record = KernelRecord(f"fusion.{len(trace.kernels)}", ins.attr("kind"), entry.key, status,
                           entry.source, comp, ins.attr("reason", ""), differs, entry)
     trace.kernels.append(record)
     if dry:
         return [np.empty(comp.instrs[o].shape, comp.instrs[o].dtype) for o in comp.outputs]
     record.compiled = not (entry.source is None or launch.empty or entry.kernel
-                             or entry.native)
+                             or entry.linked)
     t0 = time.perf_counter()
     try:
         return _run_fusion(comp, operands, launch, entry, hit, lkey, serial, donors,
@@ -130,12 +130,12 @@ def _run_update(ins: Instr, operands: list, trace: Trace | None, dry: bool, seri
         trace.updates.append(write_kind(inplace, fresh))
         trace.write_reasons.append(why or "in place")
         status = "interpreted" if entry.source is None or launch.empty else (
-            "hit" if hit and (entry.kernel is not None or entry.native) else "miss")
+            "hit" if hit and (entry.kernel is not None or entry.linked) else "miss")
         record = KernelRecord(f"fusion.{len(trace.kernels)}", "update", entry.key, status,
                               entry.source, comp, ins.attr("reason", ""), differs, entry)
         trace.kernels.append(record)
         record.compiled = not (dry or entry.source is None or launch.empty or entry.kernel
-                                 or entry.native)
+                                 or entry.linked)
     if dry:
         return [writable(base) if inplace else np.empty(base.shape, base.dtype)]
     stats.bump("updates_fused")
@@ -227,8 +227,7 @@ def _run_fusion(comp: Module, operands: list, launch: Launch, entry: KernelEntry
             if attempt == 0:  # a corrupt or stale disk entry: forget it, compile afresh
                 diskcache.purge(diskcache.cache_dir(), entry.key)
                 entry.kernel = None
-                entry.native.clear()
-                entry.no_native.add(compile_service.describe([*head, *launch.arrays, *tail]))
+                forget_native(entry, compile_service.describe([*head, *launch.arrays, *tail]))
                 results, head, tail = kernel_args(comp, launch, store)
                 continue
             log.warning("lazyarray: kernel %s failed (%s); interpreting", entry.key, exc)

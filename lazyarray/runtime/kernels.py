@@ -53,10 +53,10 @@ class KernelEntry:
     worker_s: float = 0.0  # seconds the worker process spent building its specializations
     exact: bool = False  # rendered with exact floating-point checks (`escalate`)
     superseded: bool = False  # its fusion escalated: launches are not prepared with it
-    # argument types -> (parallel, serial) kernels loaded from native images (either None);
-    # argument types found without one
+    # argument types -> [parallel, serial] kernels linked from native images (`native_pair`:
+    # each None where there is no image, _UNSEEN until asked for); and whether any is linked
     native: dict = field(default_factory=dict)
-    no_native: set = field(default_factory=set)
+    linked: bool = False
     cache_key: tuple = ()  # (masked text, Spec, math): the fusion and layout it serves
 
 
@@ -293,9 +293,8 @@ def built_elsewhere(entry: KernelEntry, comp: Module, launch: Launch, args: list
         entry.worker_s += state.seconds
         state = "built"
     if state == "built":
-        entry.no_native.discard(sig)  # (built since this process last looked)
-        pair = native_pair(entry, sig)
-        if pair is not None and pair[fn] is not None:
+        forget_native(entry, sig, fn)  # (built since this process last looked)
+        if native_pair(entry, sig, fn) is not None:
             entry.jobs.pop(want, None)
             entry.ready.add(want)
             _asked.pop(_masked_text(comp), None)
@@ -341,9 +340,8 @@ def load_all(timeout: float | None = None) -> bool:
             elif state != "built":
                 state.done.wait(timeout)
                 continue
-            entry.no_native.discard(want[1])
-            pair = native_pair(entry, want[1])
-            if pair is not None and pair[want[0]] is not None:
+            forget_native(entry, want[1], want[0])
+            if native_pair(entry, want[1], want[0]) is not None:
                 entry.ready.add(want)
                 del entry.jobs[want]
                 continue
@@ -377,8 +375,8 @@ def run_kernel(entry: KernelEntry, launch: Launch, args: list, serial_only: bool
     """Run the kernel (building it first if needed); returns its count of possible
     floating-point events."""
     work = math.prod(launch.sizes)
-    pair = native_pair(entry, compile_service.describe(args)) \
-        if entry.native or entry.kernel is None else None
+    pair = native_pair(entry, compile_service.describe(args), dispatch.variant(
+        work, serial_only, in_place)) if entry.linked or entry.kernel is None else None
     chosen = None if pair is None else dispatcher(pair, work, serial_only, in_place)
     if chosen is not None:
         if blas.spinning():
@@ -427,19 +425,32 @@ def write_native(entry: KernelEntry, kernel, fn: int, sig: tuple, args, types=Fa
         native.write(path, dispatch.numba_cpu().image_parts(kernel, args, sig=types))
 
 
-def native_pair(entry: KernelEntry, sig: tuple | None) -> tuple | None:
-    """The entry's (parallel, serial) kernels for arguments described by `sig`, loaded from
-    their native images on first use (no Numba: milliseconds); None where neither has one."""
+_UNSEEN = object()
+
+
+def native_pair(entry: KernelEntry, sig: tuple | None, fn: int) -> list | None:
+    """The entry's [parallel, serial] kernels for arguments described by `sig`, the one of
+    dispatcher `fn` linked from its native image if not yet (no Numba: milliseconds); None
+    where that one has no image."""
     if sig is None or not NATIVE:
         return None
     pair = entry.native.get(sig)
-    if pair is None and sig not in entry.no_native:
-        pair = (_load_native(entry, 0, sig), _load_native(entry, 1, sig))
-        if pair == (None, None):
-            entry.no_native.add(sig)
-            return None
-        entry.native[sig] = pair
-    return pair
+    if pair is None:
+        pair = entry.native[sig] = [_UNSEEN, _UNSEEN]
+    if pair[fn] is _UNSEEN:
+        pair[fn] = _load_native(entry, fn, sig)
+        entry.linked |= pair[fn] is not None
+    return pair if pair[fn] is not None else None
+
+
+def forget_native(entry: KernelEntry, sig: tuple | None, fn: int | None = None) -> None:
+    """Look for the image of `sig` (dispatcher `fn`, or both) again at its next launch (the
+    worker built it), or, with fn None, never again in this process (a launch failed)."""
+    pair = entry.native.get(sig)
+    if fn is None:
+        entry.native[sig] = [None, None]
+    elif pair is not None and pair[fn] is None:
+        pair[fn] = _UNSEEN
 
 
 def _load_native(entry: KernelEntry, fn: int, sig: tuple):

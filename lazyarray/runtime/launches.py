@@ -104,9 +104,11 @@ def prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, hea
             or launch.spec.tables:
         return None
     kernels_ = entry.kernel
-    if entry.native or kernels_ is None:  # (native kernels, for these argument types)
+    work = math.prod(launch.sizes)
+    if entry.linked or kernels_ is None:  # (native kernels, for these argument types)
         kernels_ = kernels.native_pair(entry, compile_service.describe(
-            [*head, *launch.arrays, *tail])) or kernels_
+            [*head, *launch.arrays, *tail]), dispatch.variant(work, serial, in_place)) \
+            or kernels_
     if kernels_ is None:
         return None
     reads = scalar_reads(comp, launch, operands)
@@ -115,7 +117,6 @@ def prepare(comp: Module, launch: Launch, entry: KernelEntry, results: list, hea
         return None
     n = len(results)
     outs = [(r.shape, r.dtype, a.shape) for r, a in zip(results, head[:n], strict=True)]
-    work = math.prod(launch.sizes)
     kernel = dispatcher(kernels_, work, serial, in_place)
     if kernel is None:
         return None
