@@ -109,7 +109,8 @@ def test_cache_command_reports_and_clears(tmp_path):
     env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(tmp_path)}
     info = subprocess.run([sys.executable, "-m", "lazyarray", "cache", "info"], env=env,
                           capture_output=True, text=True, check=True)
-    assert json.loads(info.stdout)["kernels"] >= 2
+    report = json.loads(info.stdout)
+    assert report["kernels"] >= 2 and report["native"] == report["specializations"] >= 2
     subprocess.run([sys.executable, "-m", "lazyarray", "cache", "clear"], env=env, check=True)
     info = subprocess.run([sys.executable, "-m", "lazyarray", "cache", "info"], env=env,
                           capture_output=True, text=True, check=True)

@@ -208,9 +208,9 @@ def count_load(path: str, key: str, fn: int, sig: tuple) -> None:
 
 
 def kernels(path: str | None = None) -> list[dict]:
-    """Per cached kernel: its key, bytes on disk (source and Numba's files), the
-    specializations built into it, how many times a process loaded them, and when it was
-    last used (seconds since the epoch)."""
+    """Per cached kernel: its key, bytes on disk (source, Numba's files, native images), the
+    specializations built into it, how many of them have a native image, how many times a
+    process loaded them, and when it was last used (seconds since the epoch)."""
     path = path or cache_dir()
     rows = []
     for f in sorted(kernel_files(path)):
@@ -222,6 +222,7 @@ def kernels(path: str | None = None) -> list[dict]:
             rows.append({"key": name[len(PREFIX):],
                          "bytes": sum(os.path.getsize(g) for g in files),
                          "specializations": len(marks),
+                         "native": sum(g.endswith(".native") for g in files),
                          "loads": sum(os.path.getsize(g) for g in marks),
                          "last_used": max(os.stat(g).st_atime for g in files)})
         except OSError:  # (evicted meanwhile by another process)
@@ -237,6 +238,7 @@ def info() -> dict:
         size += sum(os.path.getsize(os.path.join(root, n)) for n in names)
     return {"directory": path, "kernels": len(rows), "bytes": size,
             "specializations": sum(r["specializations"] for r in rows),
+            "native": sum(r["native"] for r in rows),
             "loads": sum(r["loads"] for r in rows)}
 
 
