@@ -69,9 +69,10 @@ from lazyarray.graph.node import leaf
 from lazyarray.ir import fpstate
 from lazyarray.ir.lower import lower
 from lazyarray.ops.table import OPS, having
-from lazyarray.runtime import background
+from lazyarray.runtime import background, compile_service
 from lazyarray.runtime.buffers import kernel_args
-from lazyarray.runtime.kernels import ensure_kernel, escalate, kernel_entry
+from lazyarray.runtime.kernels import (ensure_kernel, escalate, kernel_entry, native_pair,
+                                       write_native)
 from lazyarray.runtime.launches import load_sources, plain, scalar_reads
 
 LEAF, SCALAR = 0, 1
@@ -402,9 +403,8 @@ def _kernel_call(comp, operands: list, names: list[str], n: int, fn: str, namesp
     `{out}` for its result's name, its kernel cache entry), its compiled function put in
     `namespace` as `fn`; the operands are stand-ins of its operands' values, `names` theirs
     in the launcher. None when the code generator declines it or its launch is not one loop
-    over the n elements of the trace's leaves."""
-    import numba
-
+    over the n elements of the trace's leaves. Its function is linked from its native image
+    where it has one, else compiled (or loaded) by Numba."""
     launch = plan(comp, operands, flat=True, pairwise=True)
     entry = kernel_entry(comp, launch)[0]
     sized = next((names[j] for j, a in enumerate(operands) if a.shape == (n,)), None)
@@ -433,10 +433,21 @@ def _kernel_call(comp, operands: list, names: list[str], n: int, fn: str, namesp
         exprs[scalar_at + k] = names[j]
     if len(results) != 1:
         return None
+    args = [plain(v) for v in first]
+    sig = compile_service.describe(args)
+    linked = native_pair(entry, sig, 1)  # (its native image: no Numba in this process)
+    if linked is not None:
+        namespace[fn] = linked[1]
+        return results[0], f"{fn}({', '.join(exprs)})", entry
+    import numba
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
         serial = ensure_kernel(entry, counter="trace_disk_writes")[1]
-        namespace[fn] = serial.compile(tuple(numba.typeof(plain(v)) for v in first))
+        types = tuple(numba.typeof(a) for a in args)
+        namespace[fn] = serial.compile(types)
+    if sig is not None:
+        write_native(entry, serial, 1, sig, types, types=True)
     return results[0], f"{fn}({', '.join(exprs)})", entry
 
 

@@ -223,3 +223,34 @@ def executor_module():
     from lazyarray.runtime import executor
 
     return executor
+
+
+TRACE_PROGRAM = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import lazyarray as la
+    xs = np.linspace(0, 1, 10)
+    x = la.asarray(xs)
+    want = (np.sin(xs) * 2.0 + xs) * 0.5 - xs * xs
+    same, end = True, time.monotonic() + 300
+    while la.cache_info()["trace_kernel_runs"] < 50 and time.monotonic() < end:
+        same &= np.asarray((la.sin(x) * 2.0 + x) * 0.5 - x * x).tobytes() == want.tobytes()
+    print(json.dumps({"same": same, "info": la.cache_info(), "numba": "numba" in sys.modules}))
+""")
+
+
+def test_the_trace_tier_links_its_loop_from_an_image(tmp_path):
+    """A chain on tiny arrays, recorded and compiled once it recurs (the trace tier, on a
+    thread of the program): the next process links its kernel from the image the first one
+    wrote, without Numba."""
+    env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(tmp_path)}
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", TRACE_PROGRAM], env=env,
+                             capture_output=True, text=True, timeout=600, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    first, again = runs
+    assert first["same"] and first["numba"] and first["info"]["trace_kernel_runs"] >= 50
+    assert first["info"]["native_writes"] >= 1
+    assert again["same"] and not again["numba"] and again["info"]["trace_kernel_runs"] >= 50
+    assert again["info"]["native_loads"] >= 1 and again["info"]["compiles"] == 0
