@@ -436,19 +436,24 @@ def _kernel_call(comp, operands: list, names: list[str], n: int, fn: str, namesp
     args = [plain(v) for v in first]
     sig = compile_service.describe(args)
     linked = native_pair(entry, sig, 1)  # (its native image: no Numba in this process)
-    if linked is not None:
-        namespace[fn] = linked[1]
-        return results[0], f"{fn}({', '.join(exprs)})", entry
+    # (the C function itself, as Numba's `compile` gives: no Python frame per launch)
+    namespace[fn] = linked[1].fn if linked is not None else _compiled(entry, args, sig)
+    return results[0], f"{fn}({', '.join(exprs)})", entry
+
+
+def _compiled(entry, args: list, sig: tuple | None):
+    """The serial function of `entry`'s kernel for `args`, compiled (or loaded) by Numba,
+    its native image written for the next process."""
     import numba
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numba.NumbaWarning)
         serial = ensure_kernel(entry, counter="trace_disk_writes")[1]
         types = tuple(numba.typeof(a) for a in args)
-        namespace[fn] = serial.compile(types)
+        compiled = serial.compile(types)
     if sig is not None:
         write_native(entry, serial, 1, sig, types, types=True)
-    return results[0], f"{fn}({', '.join(exprs)})", entry
+    return compiled
 
 
 def force(tr: tuple) -> np.ndarray:

@@ -254,3 +254,18 @@ def test_the_trace_tier_links_its_loop_from_an_image(tmp_path):
     assert first["info"]["native_writes"] >= 1
     assert again["same"] and not again["numba"] and again["info"]["trace_kernel_runs"] >= 50
     assert again["info"]["native_loads"] >= 1 and again["info"]["compiles"] == 0
+
+
+def test_linking_keeps_the_thread_count_the_program_set(built):
+    """A program that set Numba's thread count before its first image is linked keeps it."""
+    cache, _ = built
+    prog = ("import numba, numpy as np, lazyarray as la\n"
+            "numba.set_num_threads(1)\n"
+            "x = la.asarray(np.random.default_rng(7).normal(size=40_000))\n"
+            "np.asarray(x * 1.5 - np.sin(x) / (1.0 + x ** 2))\n"
+            "print(la.cache_info()['native_loads'], numba.get_num_threads())")
+    env = {**os.environ, "LAZYARRAY_CACHE_DIR": str(cache), "LAZYARRAY_COMPILE": "background",
+           "LAZYARRAY_EAGER_THRESHOLD": "0", "NUMBA_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                         timeout=600, check=True).stdout.split()
+    assert out == ["1", "1"]

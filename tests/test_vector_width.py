@@ -6,7 +6,7 @@ import pytest
 
 import lazyarray as la
 from lazyarray.backends import numba_cpu, vector_width
-from lazyarray.runtime import diskcache, kernels
+from lazyarray.runtime import diskcache, native
 
 _SOURCE = """def kernel(out0, a0, a1, a2, n0):
     for i0 in prange(n0):
@@ -66,7 +66,7 @@ def test_large_evaluation_runs_the_wide_kernel(compiled, monkeypatch):
     """A large W1-like evaluation launches the parallel (wide) dispatcher and matches
     NumPy. (Through Numba: a kernel linked from a native image has no dispatcher to look
     at -- its machine code is the one this dispatcher compiled.)"""
-    monkeypatch.setattr(kernels, "NATIVE", False)
+    monkeypatch.setattr(native, "ENABLED", False)
     la.cache_clear()
     rng = np.random.default_rng(7)
     x = [rng.uniform(-10, 10, 200_000) for _ in range(5)]

@@ -312,7 +312,6 @@ def build_signature(kernel, sig: tuple) -> str:
 _seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dispatcher -> argument kinds
 
 
-
 def _keep_loaded_object_code() -> None:
     """Keep the object code of each specialization Numba loads from its disk cache on its
     library (`_lazyarray_object`): Numba hands it to LLVM and drops it, and a native image

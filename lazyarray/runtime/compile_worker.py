@@ -30,7 +30,7 @@ def build(job: dict, modules: dict) -> None:
     types = numba_cpu.numba_signature(job["sig"])
     numba_cpu.build_signature(kernel[fn], types)
     sig = tuple(map(tuple, job["sig"]))
-    if os.environ.get("LAZYARRAY_NATIVE", "1") != "0":
+    if native.ENABLED:
         native.write(diskcache.native_image(job["path"], job["key"], int(fn), sig),
                      numba_cpu.image_parts(kernel[fn], types, sig=True))
     diskcache.mark_built(job["path"], job["key"], int(fn), sig)

@@ -414,14 +414,11 @@ def run_kernel(entry: KernelEntry, launch: Launch, args: list, serial_only: bool
     return flagged
 
 
-NATIVE = os.environ.get("LAZYARRAY_NATIVE", "1") != "0"  # load kernels from native images
-
-
 def write_native(entry: KernelEntry, kernel, fn: int, sig: tuple, args, types=False) -> None:
     """Write the native image of a specialization just built or loaded through Numba, unless
     there is one (`args`: the launch's arguments, or with `types` Numba's argument types)."""
     path = diskcache.native_image(diskcache.cache_dir(), entry.key, fn, sig)
-    if NATIVE and not os.path.exists(path):
+    if native.ENABLED and not os.path.exists(path):
         native.write(path, dispatch.numba_cpu().image_parts(kernel, args, sig=types))
 
 
@@ -432,7 +429,7 @@ def native_pair(entry: KernelEntry, sig: tuple | None, fn: int) -> list | None:
     """The entry's [parallel, serial] kernels for arguments described by `sig`, the one of
     dispatcher `fn` linked from its native image if not yet (no Numba: milliseconds); None
     where that one has no image."""
-    if sig is None or not NATIVE:
+    if sig is None or not native.ENABLED:
         return None
     pair = entry.native.get(sig)
     if pair is None:

@@ -36,12 +36,13 @@ from lazyarray import stats
 from lazyarray.ops import loops
 
 FORMAT = 1
+ENABLED = os.environ.get("LAZYARRAY_NATIVE", "1") != "0"  # write and link images (read once)
 _MAGIC = b"lazyarray-native"
 _lock = threading.Lock()
 
 
 class ImageError(Exception):
-    """An image that cannot be used (damaged, foreign, or an exception record not decoded)."""
+    """An image that cannot be used (damaged, for another machine, without its entry)."""
 
 
 def _extension(name: str):
@@ -76,20 +77,22 @@ def _threads() -> int:
 
 
 def _pool():
-    """The threading layer Numba would run parallel kernels on, started (OpenMP or TBB;
-    None for the workqueue layer, which may not be entered from two threads at once)."""
+    """(the threading layer Numba runs parallel kernels on, started -- OpenMP or TBB, None
+    for the workqueue layer, which may not be entered from two threads at once --, whether
+    it was started here)."""
     if "numba" in sys.modules:  # Numba chose one already (or will): take the same
         from numba.np.ufunc import parallel
 
-        parallel._launch_threads()
+        parallel._launch_threads()  # (once; it sets the thread count itself)
         layer = parallel._threading_layer
-        return sys.modules[f"numba.np.ufunc.{layer}pool"] if layer in ("omp", "tbb") else None
+        return (sys.modules[f"numba.np.ufunc.{layer}pool"] if layer in ("omp", "tbb")
+                else None), False
     want = os.environ.get("NUMBA_THREADING_LAYER", "default").lower()
     if want not in ("default", "omp", "threadsafe"):
-        return None  # (tbb's version checks, workqueue: left to Numba)
+        return None, False  # (tbb's version checks, workqueue: left to Numba)
     pool = _extension("numba.np.ufunc.omppool")
     os.environ.setdefault("NUMBA_THREADING_LAYER", "omp")  # a later `import numba` agrees
-    return pool
+    return pool, True
 
 
 @functools.cache
@@ -99,7 +102,7 @@ def runtime():
     images cannot be loaded."""
     import llvmlite.binding as llvm
 
-    pool = _pool()
+    pool, start = _pool()
     if pool is None:
         raise ImportError("the threading layer is not OpenMP")
     helper, dynfunc = _extension("numba._helperlib"), _extension("numba._dynfunc")
@@ -118,10 +121,11 @@ def runtime():
                  "set_parallel_chunksize", "get_parallel_chunksize", "get_sched_size"):
         llvm.add_symbol(name, getattr(pool, name))
     llvm.add_symbol("numba_parallel_for", pool.parallel_for)
-    n = _threads()
-    ctypes.CFUNCTYPE(None, ctypes.c_int)(pool.launch_threads)(n)
     set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int)(pool.set_num_threads)
-    set_threads(n)
+    if start:  # (never over a thread count the program set through Numba)
+        n = _threads()
+        ctypes.CFUNCTYPE(None, ctypes.c_int)(pool.launch_threads)(n)
+        set_threads(n)
     for (name, dtype), (address, data) in loops.numpy_loops().items():
         llvm.add_symbol(loops.symbol(name, dtype), address)
         if data:
