@@ -56,6 +56,7 @@ from __future__ import annotations
 import math
 import operator
 import threading
+from collections import OrderedDict
 import warnings
 
 import numpy as np
@@ -631,9 +632,14 @@ class Replay:
         self.module, self.operands, self.opts, self.report = module, operands, opts, report
 
 
-_REPLAYS: dict[tuple, Replay | None] = {}  # _replay_key -> its replay (None: not replayable)
+# _replay_key -> its replay (None: not replayable), least recently used first. A loop over
+# pairs of columns (`np.sum(d[:, i] * d[:, j])`) makes one structure per pair, each met once
+# a pass: the bound is above such a loop's (a covariance of 64 columns: 2,080), and the
+# eviction drops the oldest, not all (a cleared table made each pass over more than the
+# bound evaluate every pair afresh). About 6 KB an entry (its modules).
+_REPLAYS: OrderedDict[tuple, Replay | None] = OrderedDict()
 _ABSENT = object()
-MAX_REPLAYS = 1024
+MAX_REPLAYS = 4096
 
 
 def _replay_key(tr: tuple) -> tuple:
@@ -658,9 +664,11 @@ def force_large(tr: tuple, attach) -> None:
     leaves the value computed, as on the lazy tier)."""
     if _replay is None:
         _bind_engine()
-    r = _REPLAYS.get(_replay_key(tr))
+    key = _replay_key(tr)
+    r = _REPLAYS.get(key)
     if r is not None and ((opts := _config_get()) is r.opts or opts == r.opts) \
             and EXT_GET() is tr[5] and _TRACING_GET() is None:
+        _REPLAYS.move_to_end(key)
         leaves = tr[1]
         _replay(r.module, [leaves[j] for j in r.operands], r.report, attach)
     else:
@@ -703,5 +711,6 @@ def _evaluate_large(tr: tuple, attach) -> None:
             operands = tuple(index.get(id(a)) for a in args)
             ok = None not in operands
         if len(_REPLAYS) >= MAX_REPLAYS:
-            _REPLAYS.clear()
-        _REPLAYS[key] = Replay(optimized, operands, opts, report) if ok else None
+            _REPLAYS.popitem(last=False)
+        _REPLAYS[key] = Replay(optimized, operands, opts, engine.Report(
+            report.before, optimized, planned=False)) if ok else None  # (its modules only)

@@ -635,3 +635,32 @@ def test_one_array_twice_is_another_program_than_two():
         assert_same(y * x, other * X)
         assert_same(la.where(x > 0.5, y * 2.0, x * 2.0), np.where(X > 0.5, other * 2.0, X * 2.0))
         assert_same(la.where(x > 0.5, x * 2.0, x * 2.0), np.where(X > 0.5, X * 2.0, X * 2.0))
+
+
+def _pair_products(xp, d, pairs):
+    return [float(xp.sum(d[:, i] * d[:, j]) / (d.shape[0] - 1)) for i, j in pairs]
+
+
+def test_a_loop_over_column_pairs_replays_each_pair_on_its_next_pass(monkeypatch):
+    """Each pair of columns is a structure of its own (the views are part of it); a second
+    pass over the pairs replays every one, and a table over its bound forgets the least
+    recently used structure only (a cleared table made each pass evaluate afresh)."""
+    data = rng.uniform(-1, 1, (N, 5))
+    d = la.asarray(data)
+    pairs = [(i, j) for i in range(4) for j in range(i, 4)]  # 10 structures
+    default = trace.MAX_REPLAYS
+    monkeypatch.setattr(trace, "MAX_REPLAYS", 6)
+    trace._REPLAYS.clear()
+    want = _pair_products(np, data, pairs)
+    np.testing.assert_allclose(_pair_products(la, d, pairs), want, rtol=1e-12)
+    assert len(trace._REPLAYS) == 6  # the last six pairs' structures
+    before = la.cache_info()["trace_replays"]
+    np.testing.assert_allclose(_pair_products(la, d, pairs[-6:]), want[-6:], rtol=1e-12)
+    assert la.cache_info()["trace_replays"] == before + 6
+    # under the default bound, every pair of a pass replays on the next one
+    monkeypatch.setattr(trace, "MAX_REPLAYS", default)
+    _pair_products(la, d, pairs)
+    before = la.cache_info()["trace_replays"]
+    got = _pair_products(la, d, pairs)
+    assert la.cache_info()["trace_replays"] == before + len(pairs)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
