@@ -709,12 +709,13 @@ _scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array
 
 def _slicing(key: tuple) -> int:
     """Is a key Python ints (not bools) and slices, at least one slice (a view)? 1 if so,
-    2 if so with one Ellipsis among them (a view too: `a[..., k]`), else 0."""
-    sliced = 0
+    2 if so with one Ellipsis among them (a view too: `a[..., k]`), -1 if it is Python ints
+    only (an element, or a row of a higher-dimensional array), else 0."""
+    sliced = -1
     for k in key:
         t = type(k)
         if t is slice:
-            sliced = sliced or 1
+            sliced = sliced if sliced > 0 else 1
         elif k is Ellipsis and sliced < 2:
             sliced = 2
         elif t is not int:
@@ -1869,16 +1870,16 @@ class Array:
         t = type(key)
         if t is slice:
             return self._slice_view((key, Ellipsis))
-        if t is tuple and key and (how := _slicing(key)):
+        how = _slicing(key) if t is tuple and key else 0
+        if how > 0:
             return self._slice_view(_view_key(key, how))
-        if t is int or t is tuple:  # one element of a computed array: the eager tier
+        if t is int or how:  # one element of a computed array: the eager tier
             v = self._val
             if v is None:
                 v = small_value(self) if self._chain else computed_value(self)
-            if v is not None and (t is int and v.ndim == 1 or t is tuple and len(key) == v.ndim
-                                  and all(type(k) is int for k in key)) \
+            if v is not None and (v.ndim == 1 if t is int else len(key) == v.ndim) \
                     and _options().eager_limit:  # (any size: one element is read)
-                return eager_array(v[key])
+                return value_array(v[key])  # (a NumPy scalar)
             if t is int and v is not None and v.ndim > 1 and self._tr is None:
                 return self._slice_view(_view_key(key))  # a row (`z[t]` in a time loop)
         if _is_basic(key):
@@ -1964,8 +1965,9 @@ class Array:
             value = value._value()[()]  # a NumPy scalar, computed now if pending: NumPy's
             # conversion raises at this line (NaN into ints ValueError, inf or an int out of
             # range OverflowError), as for `a[0] /= a[0]`
-        if self._chain and any(fn in _PARTS for fn, _ in self._chain):
-            return self._write_part(key, value)
+        for fn, _ in self._chain:
+            if fn in _PARTS:
+                return self._write_part(key, value)
         if (self._val is not None or not self._chain) and self._small_write(key, value):
             return None
         if self._val is None and self._region_write(key, value):
@@ -2049,12 +2051,20 @@ class Array:
         write, not a pending update of the whole buffer. False (nothing done) when that does
         not hold."""
         st = self._st
-        if st is None or not _is_basic(key):
+        if st is None:
+            return False
+        t = type(key)
+        if t is tuple and (how := _slicing(key)):  # Python ints and slices: normalized as is
+            nkey = _view_key(key, how)
+        elif t is int or t is slice:
+            nkey = (key, Ellipsis)
+        elif _is_basic(key):
+            nkey = _normalize_key(key)
+        else:
             return False
         layout = self._layout()
         if not layout.flags.writeable:
             return False
-        nkey = _normalize_key(key)
         target = layout[nkey]
         if type(value) is Array and value._st is st and value._val is None and (
                 value._chain == (*self._chain, (_GETITEM, (nkey,)))  # (the usual: same key)
@@ -2469,9 +2479,14 @@ def _reads_back(a: Array, key, chain: tuple) -> bool:
     if len(chain) != n + 1 or chain[n][0] is not _GETITEM or chain[:n] != a._chain:
         return False
     t = type(key)
-    how = _slicing(key) if t is tuple else 1
-    if not (t is int or t is slice or how):
-        return False  # (never compared: an index array's == is elementwise)
+    if t is tuple:
+        how = _slicing(key)
+        if how <= 0:
+            return False
+    elif t is int or t is slice:
+        how = 1
+    else:  # (a mask or an index array: never compared, its == is elementwise)
+        return False
     return chain[n][1][0] == _view_key(key, how)
 
 

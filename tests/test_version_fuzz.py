@@ -304,6 +304,17 @@ FOUND = {
         "!xp.subtract(r, 1.5, out=r)",
         "!r -= 1.5",
     ], ["a", "r"]),
+    # a mask key with a value that is a view of the target: the test for `a[k] = a[k]`
+    # compared the mask with the view's slicing key, elementwise, and raised ValueError
+    # ("truth value ... ambiguous") where NumPy writes nothing (no element selected)
+    "a_view_of_the_target_written_through_an_empty_mask": ([
+        "a = xp.asarray(numpy.arange(2.0 * {N}).reshape(2, {N}))",
+        "b = a * 1.5",
+        "b[a > 1e9] = b[0, 0:0]",
+        "b[a < 0] = b[1, :0]",
+        "c = a.copy()",
+        "c[xp.asarray(numpy.zeros((2, {N}), bool))] = c[1, 0:0]",
+    ], ["b", "c"]),
 }
 
 
