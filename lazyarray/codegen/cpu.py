@@ -53,8 +53,9 @@ from lazyarray.codegen.layout import Spec
 # floating-point checks unless a fusion's cheap kernel flagged (`body._cheap`); 36: a gathered
 # index checked by one call (`_h.gather_index`), not six lines of source per index; 37: a
 # streamed store's private flag as an array (`_fp_scopes`: Numba's reduction analysis); 38: an
-# array in streamed loops only (a variable in row and moment loops again)
-CODEGEN_VERSION = 38
+# array in streamed loops only (a variable in row and moment loops again); 39: float64 add,
+# subtract, multiply and divide of float64 operands as Python operators (`body.expr_of`)
+CODEGEN_VERSION = 39
 
 
 def render(comp: Module, spec: Spec, exact: bool = False) -> str:
