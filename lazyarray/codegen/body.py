@@ -13,7 +13,7 @@ import numpy as np
 from lazyarray import config
 from lazyarray.ir.hlo import Module
 from lazyarray.ops.loops import has_loop
-from lazyarray.ops.table import OPS, REDUCTIONS, having
+from lazyarray.ops.table import OPS, having
 from lazyarray.codegen.layout import Spec
 
 # Floating-point checks come in two strengths. "cheap" (the default of a new kernel): a kernel
@@ -236,7 +236,6 @@ def fp_check(comp: Module, i: int) -> str | None:
     ins = comp.instrs[i]
     if not ins.is_elementwise or ins.opcode in FP_QUIET or ins.dtype.kind == "b":
         return None
-    x = f"x{i}"
     if ins.opcode == "convert":
         src = comp.instrs[ins.operands[0]].dtype
         if src.kind not in "fc" or (ins.dtype.kind in "fc" and _precision(ins.dtype)
