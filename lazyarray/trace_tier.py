@@ -668,7 +668,10 @@ def force_large(tr: tuple, attach) -> None:
     r = _REPLAYS.get(key)
     if r is not None and ((opts := _config_get()) is r.opts or opts == r.opts) \
             and EXT_GET() is tr[5] and _TRACING_GET() is None:
-        _REPLAYS.move_to_end(key)
+        try:
+            _REPLAYS.move_to_end(key)
+        except KeyError:  # (another thread's evaluation evicted it meanwhile)
+            pass
         leaves = tr[1]
         _replay(r.module, [leaves[j] for j in r.operands], r.report, attach)
     else:

@@ -5,6 +5,7 @@ its fusion without building, lowering or planning a graph. Differential against 
 paths, with NumPy's view, mutation and warning semantics."""
 
 import warnings
+from collections import OrderedDict
 from unittest import mock
 
 import numpy as np
@@ -664,3 +665,33 @@ def test_a_loop_over_column_pairs_replays_each_pair_on_its_next_pass(monkeypatch
     got = _pair_products(la, d, pairs)
     assert la.cache_info()["trace_replays"] == before + len(pairs)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+class EvictedAfterLookUp(OrderedDict):
+    """A least-recently-used table whose entry another thread evicts right after a look-up
+    found it (between the look-up and its being marked used)."""
+
+    def get(self, key, default=None):
+        value = super().get(key, default)
+        self.pop(key, None)
+        return value
+
+
+def test_a_replay_another_thread_evicts_right_after_its_look_up_still_runs(monkeypatch):
+    """The replay table is shared by threads: an entry found by one may be evicted by
+    another before the first marks it used; the first still replays what it found."""
+    x = la.asarray(X)
+    np.asarray(w8(la, x))  # remembered
+    monkeypatch.setattr(trace, "_REPLAYS", EvictedAfterLookUp(trace._REPLAYS))
+    before = la.cache_info()["trace_replays"]
+    assert_same(np.asarray(w8(la, x)), w8(np, X))
+    assert la.cache_info()["trace_replays"] == before + 1
+
+
+def test_a_plan_another_thread_evicts_right_after_its_look_up_is_still_used(monkeypatch):
+    from lazyarray import passes
+
+    module = la.explain(la.sin(la.asarray(X)) * 2.0 + 1.0).before
+    planned = passes.optimize(module)  # (remembered)
+    monkeypatch.setattr(passes, "_plans", EvictedAfterLookUp(passes._plans))
+    assert passes.optimize(module) is planned

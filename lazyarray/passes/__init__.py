@@ -47,7 +47,10 @@ def optimize(module: Module, passes=PIPELINE) -> Module:
         if len(_plans) > MAX_PLANS:
             _plans.popitem(last=False)
     else:
-        _plans.move_to_end(key)
+        try:
+            _plans.move_to_end(key)
+        except KeyError:  # (another thread's evaluation evicted it meanwhile)
+            pass
     return plan
 
 
