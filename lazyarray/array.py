@@ -2053,18 +2053,12 @@ class Array:
         st = self._st
         if st is None:
             return False
-        t = type(key)
-        if t is tuple and (how := _slicing(key)):  # Python ints and slices: normalized as is
-            nkey = _view_key(key, how)
-        elif t is int or t is slice:
-            nkey = (key, Ellipsis)
-        elif _is_basic(key):
-            nkey = _normalize_key(key)
-        else:
+        if not _is_basic(key):
             return False
         layout = self._layout()
         if not layout.flags.writeable:
             return False
+        nkey = _normalize_key(key)
         target = layout[nkey]
         if type(value) is Array and value._st is st and value._val is None and (
                 value._chain == (*self._chain, (_GETITEM, (nkey,)))  # (the usual: same key)
@@ -2502,6 +2496,11 @@ def _view_key(key, how: int = 1) -> tuple:
 def _normalize_key(key):
     """Basic index as a tuple of ints, slices, None and Ellipsis (NumPy ints as Python ints),
     with an Ellipsis, so that NumPy indexing a proxy always returns a view (0-d included)."""
+    t = type(key)
+    if t is tuple and (how := _slicing(key)):  # Python ints and slices: as a view's key
+        return _view_key(key, how)
+    if t is int or t is slice:
+        return key, Ellipsis
     keys = key if isinstance(key, tuple) else (key,)
     out, ellipsis = [], False
     for k in keys:
@@ -2655,6 +2654,9 @@ def _gather_key(key):
 
 
 def _is_basic(key) -> bool:
+    t = type(key)
+    if t is int or t is slice or t is tuple and _slicing(key):  # (the common keys, at once)
+        return True
     keys = key if isinstance(key, tuple) else (key,)
     for k in keys:
         if k is None or k is Ellipsis or isinstance(k, slice):

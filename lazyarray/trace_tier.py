@@ -56,8 +56,8 @@ from __future__ import annotations
 import math
 import operator
 import threading
-from collections import OrderedDict
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 

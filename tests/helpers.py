@@ -311,6 +311,21 @@ def special_floats(dtype):
 # --------------------------------------------------------------------------
 
 
+@pytest.fixture
+def fresh_starts():
+    """The operations that no longer start traces (`trace_tier.NO_START`) are learned per
+    process, after SHORT_RUNS runs of a short program: a test module that asserts what
+    records a trace takes this fixture (autouse) so that each test starts from none, and
+    leaves what the rest of the suite learned as it was."""
+    from lazyarray import trace_tier
+
+    saved = set(trace_tier.NO_START)
+    trace_tier.NO_START.clear()
+    yield
+    trace_tier.NO_START.clear()
+    trace_tier.NO_START.update(saved)
+
+
 @contextmanager
 def fresh_launches():
     """Forget every prepared launch and large-trace replay before and after the block, so

@@ -1179,7 +1179,7 @@ def test_pow_by_scalars_takes_ndarray_pows_fast_paths(dtype, eager):
 
 def test_float64_arithmetic_compiles_as_operators_with_numpys_bits():
     """float64 + - * / of float64 operands is written as Python's operators in the kernel
-    (cheaper for Numba to type than NumPy's ufunc on two scalars: codegen 39), with the same
+    (`OpDef.f8`: cheaper for Numba to type than NumPy's ufunc on two scalars), with the same
     IEEE result as NumPy's loop: signed zeros, infinities, NaN, subnormals, x / 0."""
     x = np.array([1.5, -0.0, 0.0, np.inf, -np.inf, np.nan, 1e308, 5e-324, -2.0, 3.0] * 5000)
     y = np.array([0.0, -0.0, 2.0, np.inf, 1.0, 1.0, 1e308, 0.5, -0.0, 7.0] * 5000)
@@ -1190,6 +1190,7 @@ def test_float64_arithmetic_compiles_as_operators_with_numpys_bits():
         source = "".join(k.source for k in la.explain(expr).kernels)
         got = np.asarray(expr)
     assert " / " in source and " * " in source and "np.divide(" not in source
+    assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)  # (NaN where NumPy has NaN)
     assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()
     x32, y32 = x.astype(np.float32), y.astype(np.float32)  # other dtypes: NumPy's ufunc
@@ -1198,5 +1199,5 @@ def test_float64_arithmetic_compiles_as_operators_with_numpys_bits():
         assert "np.divide(" in "".join(k.source for k in la.explain(e32).kernels)
         got32 = np.asarray(e32)
     want32 = x32 * y32 - x32 / y32
+    assert got32.dtype == want32.dtype == np.float32 and got32.shape == want32.shape
     np.testing.assert_array_equal(got32, want32)
-    assert got32.dtype == np.float32

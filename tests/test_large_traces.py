@@ -17,6 +17,9 @@ import lazyarray as la
 from lazyarray import engine
 from lazyarray import trace_tier as trace
 from lazyarray.runtime import executor
+from tests.helpers import fresh_starts
+
+pytestmark = pytest.mark.usefixtures(fresh_starts.__name__)
 
 N = 40_000  # above the eager tier's 32,768 elements: a large trace
 rng = np.random.default_rng(11)

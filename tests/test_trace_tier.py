@@ -13,18 +13,9 @@ from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
 from lazyarray import trace_tier as trace
-from tests.helpers import assert_like_numpy
+from tests.helpers import assert_like_numpy, fresh_starts
 
-
-@pytest.fixture(autouse=True)
-def _fresh_starts():
-    """The operations that no longer start traces are learned per process: each test here
-    starts from none, and leaves what the rest of the suite learned as it was."""
-    saved = set(trace.NO_START)
-    trace.NO_START.clear()
-    yield
-    trace.NO_START.clear()
-    trace.NO_START.update(saved)
+pytestmark = pytest.mark.usefixtures(fresh_starts.__name__)
 
 
 def steps(xp, x, n=25):

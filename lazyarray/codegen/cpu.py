@@ -54,7 +54,7 @@ from lazyarray.codegen.layout import Spec
 # index checked by one call (`_h.gather_index`), not six lines of source per index; 37: a
 # streamed store's private flag as an array (`_fp_scopes`: Numba's reduction analysis); 38: an
 # array in streamed loops only (a variable in row and moment loops again); 39: float64 add,
-# subtract, multiply and divide of float64 operands as Python operators (`body.expr_of`)
+# subtract, multiply and divide of float64 operands as Python operators (`OpDef.f8`)
 CODEGEN_VERSION = 39
 
 

@@ -2,7 +2,8 @@
 
 Everything else reads these rows: the namespace (`_ufuncs.py`), dtype rules (NumPy's own
 `ufunc.resolve_dtypes` on `ref`), the reference interpreter (`ref`), HLO names (`hlo`),
-fusion cost (`cost`), the Numba CPU scalar templates (`template`; default `np.<name>(...)`),
+fusion cost (`cost`), the Numba CPU scalar templates (`template`; default `np.<name>(...)`;
+`f8` on float64 operands),
 the CUDA templates (`cuda`) and the traits the code generators and the trace tier ask about
 (`traits`). StableHLO's rules (`_export_elementwise.RULES`) are the one per-op rendering kept
 apart: they are code over the emitter, not text.
@@ -38,6 +39,10 @@ class OpDef:
     # run on CUDA (its fusion runs on the host)
     cuda: tuple[tuple[str, str], ...] = ()
     traits: frozenset[str] = frozenset()  # of TRAITS
+    # Numba scalar template where the operands and the result are all float64 (None:
+    # `template`): Python's operator, one IEEE rounding as NumPy's loop, which Numba types
+    # without its ufunc machinery (`error_model="numpy"`: x / 0 is inf, no exception)
+    f8: str | None = None
 
     def cuda_template(self, kind: str) -> str | None:
         """The CUDA template for a first operand of dtype kind `kind`, or None."""
@@ -68,13 +73,13 @@ TRAITS = {
 
 
 def _ew(name, hlo, cost=C, template=None, direction=None, ref=None, nin=None, half=None,
-        traits="", cuda=None):
+        traits="", cuda=None, f8=None):
     ref = getattr(np, name) if ref is None else ref
     ufunc, output = half if half else (None, 0)
     assert set(traits.split()) <= set(TRAITS), traits
     forms = {"*": cuda} if isinstance(cuda, str) else cuda or {}
     return OpDef(name, hlo, ref.nin if nin is None else nin, ref, cost, template, direction,
-                 output, ufunc, tuple(forms.items()), frozenset(traits.split()))
+                 output, ufunc, tuple(forms.items()), frozenset(traits.split()), f8)
 
 
 def _modf_frac(x):
@@ -97,14 +102,15 @@ def _frexp_exponent(x):
 ELEMENTWISE: tuple[OpDef, ...] = (
     #    numpy name            hlo opcode               cost  template / extras
     _ew("add",                 "add",
-        traits="complex trace", cuda={"*": "({0} + {1})", "c": "({0} + {1})", "b": "({0} or {1})"}),
+        traits="complex trace", cuda={"*": "({0} + {1})", "c": "({0} + {1})", "b": "({0} or {1})"},
+        f8="({0} + {1})"),
     _ew("subtract",            "subtract",
-        traits="complex trace", cuda={"*": "({0} - {1})", "c": "({0} - {1})"}),
+        traits="complex trace", cuda={"*": "({0} - {1})", "c": "({0} - {1})"}, f8="({0} - {1})"),
     _ew("multiply",            "multiply",
         traits="complex trace",
-        cuda={"*": "({0} * {1})", "c": "({0} * {1})", "b": "({0} and {1})"}),
+        cuda={"*": "({0} * {1})", "c": "({0} * {1})", "b": "({0} and {1})"}, f8="({0} * {1})"),
     _ew("divide",              "divide",                E,
-        traits="trace", cuda={"f": "_c.divide({0}, {1})"}),
+        traits="trace", cuda={"f": "_c.divide({0}, {1})"}, f8="({0} / {1})"),
     _ew("floor_divide",        "floor-divide",          E, "_h.floor_divide({0}, {1})",
         cuda={"*": "_c.floor_divide_f({0}, {1})", "i": "_c.floor_divide_i({0}, {1})"}),
     _ew("remainder",           "modulo",                E, "_h.remainder({0}, {1})",
