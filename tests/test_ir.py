@@ -173,3 +173,71 @@ def test_random_graphs_optimized_equals_unoptimized(steps, seed):
     for x, y in zip(before, after, strict=True):
         np.testing.assert_allclose(y, x, rtol=1e-12, atol=1e-12)
     assert isinstance(vals[-1]._node, Node)
+
+
+def _time_loop(z, steps):
+    """A Monte Carlo pricer's loop (the corpus's `mc_option`): a spot multiplied by an exp
+    per step, summed into a running total in place, then means and a standard deviation."""
+    spot, running = z[0] * 0 + 100.0, z[0] * 0
+    for t in range(steps):
+        spot = spot * np.exp(0.01 + 0.2 * z[t]) if isinstance(z, np.ndarray) else \
+            spot * la.exp(0.01 + 0.2 * z[t])
+        running += spot
+    european = np.maximum(spot - 105.0, 0.0)
+    asian = np.maximum(running / steps - 105.0, 0.0)
+    return european.mean(), asian.mean(), european.std()
+
+
+def _fusions(module):
+    """(roots, exps) of each fusion of an optimized module: how many values it stores, how
+    many exponentials it computes."""
+    return [(len(ins.value.outputs), sum(i.opcode == "exp" for i in ins.value.instrs))
+            for ins in module.instrs if ins.opcode == "fusion"]
+
+
+def test_a_time_loop_longer_than_a_kernel_stores_its_carried_values_not_its_exps():
+    """64 steps of `spot = spot * exp(...)` and `running += spot` are longer than one
+    kernel (MAX_FUSION). The chain is cut level by level, where only a few values cross,
+    and the reductions read the two values they sum, not every step's spot: each exp is
+    computed once, and a few values are stored. (Before: 60 kernel outputs, one per exp,
+    and the chain recomputed by both reductions.)"""
+    z = np.random.default_rng(0).standard_normal((64, 300))
+    with la.options(eager_threshold=0):
+        outs = _time_loop(la.asarray(z), 64)
+        fused = run_pipeline(module_of(*outs)[0])
+    stats = _fusions(fused)
+    assert sum(e for _, e in stats) == 64  # every exp once
+    assert sum(r for r, e in stats if e) <= 16  # stored by the kernels computing exps
+    for got, want in zip(outs, _time_loop(z, 64), strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+@given(st.integers(2, 90), st.lists(st.sampled_from(["exp", "sin", "mul", "add", "sqrt"]),
+                                    min_size=1, max_size=4),
+       st.sampled_from(["sum", "mean_std", "last"]), st.integers(0, 2**31))
+def test_random_time_loops_fused_equal_numpy(steps, body, finish, seed):
+    """Carried values through loops of any length (cut into kernels anywhere), with
+    expensive ops in the step and reductions read after: the fused module computes
+    NumPy's values."""
+    rng = np.random.default_rng(seed)
+    z = rng.uniform(0.1, 1.0, (steps, 40))
+
+    def run(xp, z):
+        s, acc = z[0] * 0 + 1.0, z[0] * 0
+        for t in range(steps):
+            v = z[t]
+            for op in body:
+                v = {"exp": lambda v: xp.exp(v * 0.1), "sin": xp.sin, "mul": lambda v: v * s,
+                     "add": lambda v: v + acc * 1e-3, "sqrt": lambda v: xp.sqrt(abs(v))}[op](v)
+            s = s * 0.5 + v * 0.5
+            acc += s
+        if finish == "sum":
+            return (acc.sum(), s.sum())
+        if finish == "mean_std":
+            return (s.mean(), s.std(), (acc / steps).mean())
+        return (s, acc)
+
+    module, args = module_of(*run(la, la.asarray(z)))
+    got = interpret(run_pipeline(module), args)  # (the reference interpreter: no compiles)
+    for g, w in zip(got, run(np, z), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import heapq
 import math
 
 from lazyarray.ir.hlo import MOVEMENT, REDUCE_LIKE, SOURCES, Builder, Instr, Module
@@ -95,16 +96,38 @@ def _fusable_write(m: Module, i: int) -> bool:
 
 
 def assign_groups(m: Module) -> list[Group]:
+    """The fusion groups of `m`; where a chain longer than MAX_FUSION is cut, one group
+    takes every value crossing the cut as a root (`_assign(spill=True)`), unless that makes
+    two groups read each other (then each crossing value starts a group of its own)."""
+    groups, moves = _assign(m, spill=True)
+    if moves:
+        again, _ = _assign(m, spill=True, move=moves)
+        if _acyclic(again):
+            return again
+    return groups if _acyclic(groups) else _assign(m, spill=False)[0]
+
+
+def _acyclic(groups: list[Group]) -> bool:
+    return all(not _reaches(groups, d, k) for k, g in enumerate(groups) for d in g.deps)
+
+
+def _assign(m: Module, spill: bool, move: set[int] | None = None) -> tuple[list[Group], set[int]]:
     users = m.users()
     outputs = set(m.outputs)
     groups: list[Group] = []
     member_of: list[set[int]] = [set() for _ in m.instrs]
+    exps = _expensive_cones(m)
+    # shape -> the latest group begun at a MAX_FUSION cut or storing a cheap value with an
+    # expensive cone: the next such value of that shape joins it while it has room
+    home: dict[tuple, int] = {}
+    homes: set[int] = set()  # every group that was one
+    move = move or set()
 
     def new_group(kind: str, i: int, reason: str) -> None:
         groups.append(Group(kind, [i], {i}, reason=reason))
         member_of[i].add(len(groups) - 1)
 
-    for i in range(len(m.instrs) - 1, -1, -1):
+    for i in _by_height(m, users) if spill else range(len(m.instrs) - 1, -1, -1):
         ins = m.instrs[i]
         if ins.opcode in SOURCES or ins.opcode in MOVEMENT:
             continue
@@ -121,7 +144,8 @@ def assign_groups(m: Module) -> list[Group]:
         # value needs a buffer of its own (a write's value is computed inside its kernel)
         viewed = any(_needs_buffer(m, u, i) for u in users[i])
         ugroups = {g for u in users[i] for g in member_of[u] if groups[g].kind != "library"}
-        full = any(len(groups[g].members) >= MAX_FUSION for g in ugroups)
+        full = any(len(groups[g].members) >= MAX_FUSION for g in ugroups) and not (
+            spill and _reads_leaves(m, ins))  # (a cheap op of leaves joins a full kernel)
         if i in outputs or viewed or not ugroups or full:
             if i in outputs and not viewed and len(ugroups) == 1:
                 g = groups[next(iter(ugroups))]
@@ -135,7 +159,36 @@ def assign_groups(m: Module) -> list[Group]:
                       "gather" if any(m.instrs[u].opcode == "gather"
                                       and m.instrs[u].operands[0] == i for u in users[i]) else
                       "library" if viewed or not ugroups else "max_size")
+            if reason == "max_size" and spill:
+                k = home.get(ins.shape)
+                if k is not None and len(groups[k].members) < MAX_FUSION and all(
+                        g == k or len(groups[g].members) >= MAX_FUSION for g in ugroups):
+                    # another value crossing the cut of a long chain: a root of the group
+                    # that began there (the chain's carried values, stored once each: a
+                    # time loop's `s = s * exp(...)` and `acc += s`), not a group of its own
+                    # (which recomputed the chain's prefix in both and stored every
+                    # expensive value in it)
+                    groups[k].roots.append(i)
+                    groups[k].members.add(i)
+                    member_of[i].add(k)
+                    continue
+                home[ins.shape] = len(groups)
+                homes.add(len(groups))
             new_group("loop", i, reason)
+        elif spill and is_cheap(ins) and exps[i] and (
+                len(ugroups) > 1 or (i in move and home.get(ins.shape) not in ugroups)):
+            # computed once and stored: several kernels read it and its cone holds an
+            # expensive op (each would recompute the op, or the op would be stored: every
+            # one of a time loop's exps), or it was moved here (`_moves`)
+            k = home.get(ins.shape)
+            if k is None or len(groups[k].members) >= MAX_FUSION:
+                home[ins.shape] = len(groups)
+                homes.add(len(groups))
+                new_group("loop", i, "shared")
+            else:
+                groups[k].roots.append(i)
+                groups[k].members.add(i)
+                member_of[i].add(k)
         elif len(ugroups) == 1 or is_cheap(ins):
             for g in ugroups:
                 groups[g].members.add(i)
@@ -155,7 +208,89 @@ def assign_groups(m: Module) -> list[Group]:
                     g.bases.add(b)
                     if b in root_of and root_of[b] != k:
                         g.deps.add(root_of[b])
-    return groups
+    return groups, (_moves(m, groups, homes, exps) if spill else set())
+
+
+def _moves(m: Module, groups: list[Group], homes: set[int], exps) -> set[int]:
+    """The members of each reduction's kernel that reads two values or more a home group
+    stores (`_assign`'s "shared" groups of cheap values) and whose cones overlap it: in a
+    second assignment they join the home. A time loop's running sum (`acc += s` beside `s =
+    s * exp(...)`) then runs in the same kernel as the chain it sums, which stores only
+    the values read after it, where the reduction read every step's `s`."""
+    moved: set[int] = set()
+    for h in homes:
+        home = groups[h]
+        shape = m.instrs[home.roots[0]].shape
+        over = set().union(*(exps[r] for r in home.roots)) | {
+            i for i in home.members if not is_cheap(m.instrs[i])}
+        for g in groups:
+            if g.kind != "input" or len(set(home.roots) & g.bases) < 2:
+                continue
+            moved |= {i for i in g.members if m.instrs[i].shape == shape
+                      and m.instrs[i].is_elementwise and is_cheap(m.instrs[i])
+                      and not exps[i].isdisjoint(over)}
+    return moved
+
+
+def _reads_leaves(m: Module, ins: Instr) -> bool:
+    """A cheap op of parameters, constants and views of them (`0.2 * z[t]`): a kernel past
+    MAX_FUSION still takes it, rather than a kernel storing it for the next to read."""
+    return is_cheap(ins) and all(
+        m.instrs[_base(m, o)].opcode in SOURCES for o in ins.operands)
+
+
+def _by_height(m: Module, users) -> list[int]:
+    """The instructions, every user before what it reads, lowest first by height: the
+    longest path to a value nobody reads through elementwise users only (a reduction or a
+    library call ends a kernel: what follows it does not count). A chain then fills its
+    kernels about level by level, so that where MAX_FUSION cuts it, the values of one or
+    two levels cross (a time loop's `s` and `acc`), not one per step of whichever chain
+    came first in the module or had the longer tail. (By depth from the sources instead, a
+    step's exp of its input, shallow, came last and crossed at every cut.)"""
+    n = len(m.instrs)
+    height = [0] * n
+    for i in range(n - 1, -1, -1):
+        up = [height[u] for u in users[i] if m.instrs[u].is_elementwise]
+        height[i] = 1 + max(up) if up else 0
+    waiting = [len(set(users[i])) for i in range(n)]
+    ready = [(height[i], -i) for i in range(n) if not waiting[i]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        order.append(-i)
+        for o in set(m.instrs[-i].operands):
+            waiting[o] -= 1
+            if not waiting[o]:
+                heapq.heappush(ready, (height[o], -o))
+    return order
+
+
+CONE_CAP = 256  # expensive ops recorded per cone (`_expensive_cones`): past it, "many"
+
+
+def _expensive_cones(m: Module) -> list[frozenset[int]]:
+    """Per instruction, the expensive elementwise ops its value is computed from within a
+    loop fusion (through elementwise ops only: a reduction, a library call, a source or a
+    view ends a cone, their values have buffers). Past CONE_CAP ops a cone is the set of
+    its first CONE_CAP (an overlap test then may miss: the fusion only stores less)."""
+    cones: list[frozenset[int]] = []
+    empty: frozenset[int] = frozenset()
+    for ins in m.instrs:
+        if not ins.is_elementwise or ins.opcode in SOURCES or ins.opcode in MOVEMENT:
+            cones.append(empty)
+            continue
+        acc: set[int] = set()
+        for o in ins.operands:
+            op = m.instrs[o]
+            if not op.is_elementwise or op.opcode in SOURCES or op.opcode in MOVEMENT:
+                continue
+            if not is_cheap(op):
+                acc.add(o)
+            if len(acc) < CONE_CAP:
+                acc |= cones[o]
+        cones.append(frozenset(acc) if acc else empty)
+    return cones
 
 
 def _root_reason(m: Module, users, outputs, i: int) -> str:
