@@ -345,8 +345,8 @@ def _compile_graph(make, leaves: list, scalars: list):
     stand-in: a later trace may hold other arrays where this one holds one twice), each scalar a
     0-d one, so the kernels read it as an argument (never a constant they are keyed on) and
     compile once for all values. A sum adds in NumPy's pairwise order (`Spec.pairwise`).
-    None when the passes make anything but fusions of one result each, or the code
-    generator declines one."""
+    None when the passes make anything but fusions (a fusion of several results: of
+    shaped intermediates only), or the code generator declines one."""
     n = max(leaves[0].size, 2)  # (planned for one element, the loop would have rank 0;
     copies = [np.zeros(n) for _ in leaves]  # its kernel serves every size)
     boxes = [np.array(s, np.float64) for s in scalars]
@@ -356,13 +356,17 @@ def _compile_graph(make, leaves: list, scalars: list):
     where: dict[int, str] = {}  # instruction -> its value in the launcher
     values: dict[int, np.ndarray] = {}  # instruction -> a stand-in of its value (to plan)
     lines, namespace, entries, result = [], {"empty": np.empty}, [], None
+    parts: dict[int, list] = {}  # a fusion of several results -> (name, stand-in) of each
     for i, ins in enumerate(optimized.instrs):
         if ins.opcode == "parameter":
             values[i] = args[ins.attr("index")]
             k = next(k for k, c in enumerate(copies + boxes) if c is values[i])
             where[i] = f"L[{k}]" if k < len(copies) else f"S[{k - len(copies)}]"
             continue
-        if ins.opcode != "fusion" or len(ins.value.outputs) != 1:
+        if ins.opcode == "get-tuple-element" and ins.operands[0] in parts:
+            where[i], values[i] = parts[ins.operands[0]][ins.attr("index")]
+            continue
+        if ins.opcode != "fusion":
             return None
         last = i == optimized.outputs[0] and len(optimized.outputs) == 1
         if i == len(optimized.instrs) - 1 and not last:
@@ -372,21 +376,32 @@ def _compile_graph(make, leaves: list, scalars: list):
         if call is None:
             return None
         entries.append(call[2])
-        values[i] = call[0]
+        if len(call[0]) > 1:  # several results (a long chain's cut): intermediates each
+            if last or any(not r.shape for r in call[0]):
+                return None
+            outs = {}
+            for j, r in enumerate(call[0]):
+                namespace[f"d{i}_{j}"] = r.dtype
+                lines.append(f"    r{i}_{j} = empty(L[0].size, d{i}_{j})")
+                outs[f"out{j}"] = f"r{i}_{j}"
+            parts[i] = [(f"r{i}_{j}", r) for j, r in enumerate(call[0])]
+            lines.append(f"    fpe {'+=' if entries[1:] else '='} {call[1].format(**outs)}")
+            continue
+        values[i] = call[0][0]
         out, dtype = f"r{i}", f"d{i}"
-        namespace[dtype] = call[0].dtype
-        if last and call[0].shape:  # the trace's shaped value
+        namespace[dtype] = values[i].dtype
+        if last and values[i].shape:  # the trace's shaped value
             lines += [f"    out = empty(shape, {dtype})",
                       "    r = out if len(shape) == 1 else out.reshape(-1)"]
             out, result = "r", "out"
         elif last:  # a total: its one value
             lines.append(f"    {out} = empty(1, {dtype})")
             result = f"{out}[0]"
-        elif call[0].shape:  # an intermediate, of this call's size (not the stand-ins')
+        elif values[i].shape:  # an intermediate, of this call's size (not the stand-ins')
             lines.append(f"    {out} = empty(L[0].size, {dtype})")
         else:  # (a sum read by a later kernel: its operand would be a 0-d array, not a float)
             return None
-        lines.append(f"    fpe {'+=' if entries[1:] else '='} {call[1].format(out=out)}")
+        lines.append(f"    fpe {'+=' if entries[1:] else '='} {call[1].format(out0=out)}")
         where[i] = out
     if result is None:
         return None
@@ -400,8 +415,8 @@ def _compile_graph(make, leaves: list, scalars: list):
 
 
 def _kernel_call(comp, operands: list, names: list[str], n: int, fn: str, namespace: dict):
-    """(a stand-in of the fusion `comp`'s result, the launcher's call of its kernel, with
-    `{out}` for its result's name, its kernel cache entry), its compiled function put in
+    """(stand-ins of the fusion `comp`'s results, the launcher's call of its kernel, with
+    `{out0}`, `{out1}`, ... for their names, its kernel cache entry), its compiled function put in
     `namespace` as `fn`; the operands are stand-ins of its operands' values, `names` theirs
     in the launcher. None when the code generator declines it or its launch is not one loop
     over the n elements of the trace's leaves. Its function is linked from its native image
@@ -420,8 +435,8 @@ def _kernel_call(comp, operands: list, names: list[str], n: int, fn: str, namesp
     first = [*head, *launch.arrays, *tail]
     exprs = []
     for name, value in zip(kernel_params(comp, launch.spec), first, strict=True):
-        if name == "out0":
-            exprs.append("{out}")
+        if name[:3] == "out" and name[3:].isdigit():
+            exprs.append("{" + name + "}")
         elif name[0] == "a" and name[1:].isdigit():
             exprs.append(names[sources[int(name[1:])]])
         elif name == "n0":
@@ -432,14 +447,12 @@ def _kernel_call(comp, operands: list, names: list[str], n: int, fn: str, namesp
     scalar_at = len(head) + len(launch.arrays)
     for k, j, _ in reads:  # the scalars read off the 0-d parameters
         exprs[scalar_at + k] = names[j]
-    if len(results) != 1:
-        return None
     args = [plain(v) for v in first]
     sig = compile_service.describe(args)
     linked = native_pair(entry, sig, 1)  # (its native image: no Numba in this process)
     # (the C function itself, as Numba's `compile` gives: no Python frame per launch)
     namespace[fn] = linked[1].fn if linked is not None else _compiled(entry, args, sig)
-    return results[0], f"{fn}({', '.join(exprs)})", entry
+    return results, f"{fn}({', '.join(exprs)})", entry
 
 
 def _compiled(entry, args: list, sig: tuple | None):

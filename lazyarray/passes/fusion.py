@@ -54,7 +54,8 @@ REASONS = {
     "library": "its value feeds a library call (dot, sort, LAPACK, FFT), or is the array a "
                "later write (update) changes",
     "max_size": f"the kernel reached MAX_FUSION ({MAX_FUSION}) instructions",
-    "shared": "an expensive op read by several kernels is computed once, not per kernel",
+    "shared": "an expensive op read by several kernels is computed once, not per kernel "
+              "(or a cheap value computed from one)",
     "gather": "its value is read through index arrays (gather): random access needs a buffer",
 }
 
