@@ -100,24 +100,46 @@ def assign_groups(m: Module) -> list[Group]:
     """The fusion groups of `m`; where a chain longer than MAX_FUSION is cut, one group
     takes every value crossing the cut as a root (`_assign(spill=True)`), unless that makes
     two groups read each other (then each crossing value starts a group of its own)."""
-    groups, moves = _assign(m, spill=True)
+    users = m.users()
+    walk = (_by_height(m, users), _expensive_cones(m))
+    groups, moves = _assign(m, users, walk)
     if moves:
-        again, _ = _assign(m, spill=True, move=moves)
+        again, _ = _assign(m, users, walk, move=moves)
         if _acyclic(again):
             return again
-    return groups if _acyclic(groups) else _assign(m, spill=False)[0]
+    return groups if _acyclic(groups) else _assign(m, users, None)[0]
 
 
 def _acyclic(groups: list[Group]) -> bool:
-    return all(not _reaches(groups, d, k) for k, g in enumerate(groups) for d in g.deps)
+    """Do no groups read each other, directly or through others? (Kahn's order: every
+    group is taken once the groups it reads are.)"""
+    waiting = [len(g.deps) for g in groups]
+    readers: list[list[int]] = [[] for _ in groups]
+    for k, g in enumerate(groups):
+        for d in g.deps:
+            readers[d].append(k)
+    ready = [k for k, w in enumerate(waiting) if not w]
+    taken = 0
+    while ready:
+        k = ready.pop()
+        taken += 1
+        for r in readers[k]:
+            waiting[r] -= 1
+            if not waiting[r]:
+                ready.append(r)
+    return taken == len(groups)
 
 
-def _assign(m: Module, spill: bool, move: set[int] | None = None) -> tuple[list[Group], set[int]]:
-    users = m.users()
+def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[Group], set[int]]:
+    """Groups by the greedy walk; with `walk` (the order, the expensive cones: see
+    `assign_groups`) the rules for long chains too (`spill`), else from the last
+    instruction, each value a cut crosses a group of its own. Also the members to move in
+    a second walk (`_moves`)."""
+    spill = walk is not None
     outputs = set(m.outputs)
     groups: list[Group] = []
     member_of: list[set[int]] = [set() for _ in m.instrs]
-    exps = _expensive_cones(m)
+    order, exps = walk if spill else (range(len(m.instrs) - 1, -1, -1), None)
     # shape -> the latest group begun at a MAX_FUSION cut or storing a cheap value with an
     # expensive cone: the next such value of that shape joins it while it has room
     home: dict[tuple, int] = {}
@@ -128,7 +150,7 @@ def _assign(m: Module, spill: bool, move: set[int] | None = None) -> tuple[list[
         groups.append(Group(kind, [i], {i}, reason=reason))
         member_of[i].add(len(groups) - 1)
 
-    for i in _by_height(m, users) if spill else range(len(m.instrs) - 1, -1, -1):
+    for i in order:
         ins = m.instrs[i]
         if ins.opcode in SOURCES or ins.opcode in MOVEMENT:
             continue
@@ -281,15 +303,15 @@ def _expensive_cones(m: Module) -> list[frozenset[int]]:
         if not ins.is_elementwise or ins.opcode in SOURCES or ins.opcode in MOVEMENT:
             cones.append(empty)
             continue
-        acc: set[int] = set()
-        for o in ins.operands:
-            op = m.instrs[o]
-            if not op.is_elementwise or op.opcode in SOURCES or op.opcode in MOVEMENT:
-                continue
-            if not is_cheap(op):
-                acc.add(o)
-            if len(acc) < CONE_CAP:
-                acc |= cones[o]
+        inner = [o for o in ins.operands if m.instrs[o].is_elementwise
+                 and m.instrs[o].opcode not in SOURCES and m.instrs[o].opcode not in MOVEMENT]
+        full = next((cones[o] for o in inner if len(cones[o]) >= CONE_CAP), None)
+        if full is not None:  # (shared, not copied: a long chain holds one set past the cap)
+            cones.append(full)
+            continue
+        acc = {o for o in inner if not is_cheap(m.instrs[o])}
+        for o in inner:
+            acc |= cones[o]
         cones.append(frozenset(acc) if acc else empty)
     return cones
 
