@@ -241,3 +241,42 @@ def test_random_time_loops_fused_equal_numpy(steps, body, finish, seed):
     got = interpret(run_pipeline(module), args)  # (the reference interpreter: no compiles)
     for g, w in zip(got, run(np, z), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-10)
+
+
+def test_an_assignment_whose_kernels_read_each_other_falls_back_to_the_plain_walk(monkeypatch):
+    """Where the long-chain rules would make two kernels read each other (a cycle: no order
+    to run them in), the pass takes the plain walk's groups, which never do: the program
+    still computes NumPy's values."""
+    from lazyarray.passes import fusion
+
+    checked = []
+    monkeypatch.setattr(fusion, "_acyclic", lambda groups: checked.append(groups) and False)
+    z = np.random.default_rng(1).standard_normal((64, 50))
+    with la.options(eager_threshold=0):
+        module, args = module_of(*_time_loop(la.asarray(z), 64))
+    fused = run_pipeline(module)
+    assert checked  # (every walk with the rules was refused)
+    # the plain walk: each value crossing a cut starts a kernel of its own, exps stored
+    assert sum(r for r, e in _fusions(fused) if e) > 16
+    for got, want in zip(interpret(fused, args), _time_loop(z, 64), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_the_long_chain_rules_never_need_the_fallback_on_time_loops():
+    """On time loops of any length, both walks with the rules (`_assign` with the walk,
+    then with the moves) give kernels that never read each other: the fallback to the
+    plain walk (which stores every value a cut crosses) is not what runs them."""
+    from lazyarray.passes import fusion
+
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        steps = int(rng.integers(20, 80))
+        z = rng.uniform(0.1, 1.0, (steps, 30))
+        with la.options(eager_threshold=0):
+            module, _ = module_of(*_time_loop(la.asarray(z), steps))
+        users = module.users()
+        walk = (fusion._by_height(module, users), fusion._expensive_cones(module))
+        groups, moves = fusion._assign(module, users, walk)
+        assert fusion._acyclic(groups) and moves
+        again, _ = fusion._assign(module, users, walk, move=moves)
+        assert fusion._acyclic(again)
