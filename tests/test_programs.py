@@ -373,6 +373,7 @@ def plan(program):
     """Resolve every step against NumPy's shapes; return the instructions
     and the NumPy values."""
     vals = [np.asarray(a) for a in program.inputs]
+    scalar = [False] * len(vals)  # is NumPy's own value a scalar (an op's 0-d result)?
     instrs = []
     with np.errstate(all="ignore"):
         for step in program.steps:
@@ -380,14 +381,28 @@ def plan(program):
             if instr is None:
                 continue
             try:
-                r = np.asarray(execute(np, instr, vals))
+                raw = execute(np, instr, as_numpy_holds(instr, vals, scalar))
             except (ValueError, TypeError, IndexError):
                 continue  # e.g. a reduction of a zero-size axis: not part of this program
+            r = np.asarray(raw)
             if not _fits(r.shape):
                 continue
             instrs.append(instr)
             vals.append(r)
+            scalar.append(isinstance(raw, np.generic))
     return instrs, vals
+
+
+def as_numpy_holds(instr, vals, scalar):
+    """`vals` for `instr` as a NumPy program holds them: the value a write stores is a NumPy
+    scalar where an op made it (`np.sqrt` of a 0-d array is one), which NumPy checks against
+    an integer target (NaN raises ValueError), where a 0-d array is cast unchecked."""
+    kind, _, p = instr
+    if kind != "setslice" or not scalar[p[2]]:
+        return vals
+    held = list(vals)
+    held[p[2]] = vals[p[2]][()]
+    return held
 
 
 def run_perturbed(program, instrs, seed, flip=False):
