@@ -382,7 +382,7 @@ def plan(program):
                 continue
             try:
                 raw = execute(np, instr, as_numpy_holds(instr, vals, scalar))
-            except (ValueError, TypeError, IndexError):
+            except (ValueError, TypeError, IndexError, OverflowError):
                 continue  # e.g. a reduction of a zero-size axis: not part of this program
             r = np.asarray(raw)
             if not _fits(r.shape):
