@@ -1211,6 +1211,8 @@ def value_array(value: np.ndarray) -> Array:
 
 
 new_array = _new_storage = object.__new__
+# views whose every element is the one element of a 0-d array (of a scalar's: `_view`)
+_ONE_VALUE_VIEWS = frozenset({build.reshape, build.transpose, build.getitem, build.broadcast_to})
 _birth = threading.Lock()  # an eager value getting its Storage: once, even across threads
 
 
@@ -1591,6 +1593,9 @@ class Array:
         building its node, unless `checked` says the proxy's indexing did; then the node is
         built when first needed, see `_node`). A view of a scalar is a new array."""
         if self._is_scalar():
+            v = self._val if self._val is not None else computed_value(self)  # (no forcing)
+            if v is not None and fn in _ONE_VALUE_VIEWS:  # NumPy's: computed now
+                return value_array(np.full(proxy.shape, v))
             return as_array(Array(fn(self._node, *args)))
         st = self._storage
         memo = None if checked else (st.node, fn(self._node, *args))

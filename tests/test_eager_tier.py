@@ -536,3 +536,28 @@ def test_gathers_from_mid_sized_computed_arrays_run_numpy_now():
                        (lx[lidx % 7], x[idx % 7])):
         assert _pending(lazy)
         assert_like_numpy(lazy, want)
+
+
+def test_a_view_of_a_computed_scalar_is_a_computed_array_as_numpys():
+    """NumPy's reshape (index, transpose, broadcast) of a scalar is a new array, made at that
+    line. `(-v).reshape((-1, 1))` of a 0-d `v` was a pending view of the computed scalar, so
+    writing it into an array evaluated it (found by the program fuzzer: a write may not
+    evaluate). Now computed at once: the write evaluates nothing, and values, dtypes and
+    shapes are NumPy's."""
+    for value in (np.array(0.5), np.array(-3), np.array(2 - 1j), np.array(True)):
+        flip = np.invert if value.dtype == bool else np.negative  # (a scalar result each)
+        s, ls = flip(value), flip(la.asarray(value))
+        for view in (lambda a: a.reshape((-1, 1)), lambda a: a[None], lambda a: a[...],
+                     lambda a: a.T, lambda a: a.reshape(1, 1, 1).transpose(2, 0, 1)):
+            got = view(ls)
+            assert not _pending(got)
+            assert_like_numpy(got, np.asarray(view(s)))
+        target = la.asarray(np.zeros((2, 1), value.dtype))
+        before = la.cache_info()["materializations"]
+        target[0:1] = ls.reshape((-1, 1))
+        assert la.cache_info()["materializations"] == before
+        want = np.zeros((2, 1), value.dtype)
+        want[0:1] = np.asarray(s).reshape((-1, 1))
+        assert_like_numpy(target, want)
+    wide = la.broadcast_to(la.negative(la.asarray(np.array(1.5))), (3, 4))
+    assert_like_numpy(wide, np.full((3, 4), -1.5))
