@@ -1594,7 +1594,8 @@ class Array:
         built when first needed, see `_node`). A view of a scalar is a new array."""
         if self._is_scalar():
             v = self._val if self._val is not None else computed_value(self)  # (no forcing)
-            if v is not None and fn in _ONE_VALUE_VIEWS:  # NumPy's: computed now
+            if v is not None and fn in _ONE_VALUE_VIEWS and _JIT_TRACING() is None:
+                # NumPy's: computed now (not while `jit` traces: its values stand for inputs)
                 return value_array(np.full(proxy.shape, v))
             return as_array(Array(fn(self._node, *args)))
         st = self._storage
