@@ -314,3 +314,21 @@ def test_random_programs_jitted(program):
 def test_plain_jit_executor_memo_is_bounded():
     assert executor.PREPARED_LAYOUTS >= 1 and executor.PREPARED_COMPUTATIONS >= 1
     assert engine.STRICT_ERRSTATE
+
+
+def test_a_view_of_a_scalar_result_is_not_baked_into_the_trace(compiled):
+    """A view of a computed scalar is computed at once outside `jit` (NumPy's reshape of a
+    scalar is a new array); inside a trace the scalar stands for an input, so its view stays
+    a node: each call sees its own argument (found by the random jitted programs)."""
+    @la.jit
+    def f(x, i, v):
+        return np.transpose(-x), (-x).reshape((-1, 1)) + v, np.transpose(i), i[None]
+
+    for value in (0.0, 1.0, -2.5):
+        x, i, v = np.array(value), np.array(int(value * 2)), rng.random((1, 3))
+        t, r, ti, ii = f(x, i, v)
+        np.testing.assert_array_equal(np.asarray(t), np.transpose(-x))
+        np.testing.assert_array_equal(np.asarray(r), (-x).reshape((-1, 1)) + v)
+        np.testing.assert_array_equal(np.asarray(ti), i)
+        np.testing.assert_array_equal(np.asarray(ii), i[None])
+    assert f.traces == 1
