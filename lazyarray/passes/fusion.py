@@ -97,9 +97,9 @@ def _fusable_write(m: Module, i: int) -> bool:
 
 
 def assign_groups(m: Module) -> list[Group]:
-    """The fusion groups of `m`; where a chain longer than MAX_FUSION is cut, one group
-    takes every value crossing the cut as a root (`_assign(spill=True)`), unless that makes
-    two groups read each other (then each crossing value starts a group of its own)."""
+    """The fusion groups of `m`: the greedy walk with the long-chain rules (`_assign` with a
+    walk), a second walk with its moves, unless either makes two groups read each other
+    (then the plain walk, where each value a cut crosses starts a group of its own)."""
     users = m.users()
     walk = (_by_height(m, users), _expensive_cones(m))
     groups, moves = _assign(m, users, walk)
@@ -150,6 +150,11 @@ def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[
         groups.append(Group(kind, [i], {i}, reason=reason))
         member_of[i].add(len(groups) - 1)
 
+    def add_root(k: int, i: int) -> None:  # i computed (and stored) by group k
+        groups[k].roots.append(i)
+        groups[k].members.add(i)
+        member_of[i].add(k)
+
     for i in order:
         ins = m.instrs[i]
         if ins.opcode in SOURCES or ins.opcode in MOVEMENT:
@@ -173,9 +178,7 @@ def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[
             if i in outputs and not viewed and len(ugroups) == 1:
                 g = groups[next(iter(ugroups))]
                 if g.kind == "loop":  # multi-output: producer joins its consumer as a root
-                    g.roots.append(i)
-                    g.members.add(i)
-                    member_of[i].add(next(iter(ugroups)))
+                    add_root(next(iter(ugroups)), i)
                     continue
             reason = ("output" if i in outputs else
                       "view" if any(m.instrs[u].opcode in MOVEMENT for u in users[i]) else
@@ -191,9 +194,7 @@ def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[
                     # time loop's `s = s * exp(...)` and `acc += s`), not a group of its own
                     # (which recomputed the chain's prefix in both and stored every
                     # expensive value in it)
-                    groups[k].roots.append(i)
-                    groups[k].members.add(i)
-                    member_of[i].add(k)
+                    add_root(k, i)
                     continue
                 home[ins.shape] = len(groups)
                 homes.add(len(groups))
@@ -209,9 +210,7 @@ def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[
                 homes.add(len(groups))
                 new_group("loop", i, "shared")
             else:
-                groups[k].roots.append(i)
-                groups[k].members.add(i)
-                member_of[i].add(k)
+                add_root(k, i)
         elif len(ugroups) == 1 or is_cheap(ins):
             for g in ugroups:
                 groups[g].members.add(i)
