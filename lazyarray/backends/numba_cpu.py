@@ -30,11 +30,14 @@ import numpy as np
 
 from lazyarray import stats
 from lazyarray.backends import vector_width
+from lazyarray.codegen.parts import split_parallel_loops
+from lazyarray.runtime import dispatch
 from lazyarray.runtime.threads import thread_controls as _thread_controls
 
 _PRELUDE = """import numpy as np
 from numba import njit, prange
 import lazyarray.backends.numba_scalar as _h
+import lazyarray.backends.numba_parts as _p
 
 """
 _lock = threading.Lock()
@@ -169,13 +172,21 @@ def compile_kernel(key: str, source: str, folder: str, counter: str = "disk_writ
     `folder` (the cache's `diskcache.kernel_folder`; a new source file is counted under
     `counter`).
 
-    Small launches take the serial one: waking the worker threads costs more than it saves.
-    The first is compiled with 512-bit vectors where the CPU has them (see `vector_width`).
+    The first runs its parallel loops as part functions (`codegen/parts.py`): compiled
+    serially, once for every size (a small launch runs it on one thread). A source whose
+    loops cannot be rewritten so, or any under `LAZYARRAY_PARTS=0`, is compiled with Numba's
+    parfor pass, and small launches take the serial one (waking the worker threads costs
+    more than it saves). The first is compiled with 512-bit vectors where the CPU has them
+    (see `vector_width`).
     """
-    parallel = "prange(" in source
+    split = split_parallel_loops(source) if "prange(" in source and dispatch.PARTS \
+        else None
+    parallel = "prange(" in source and split is None
     deco = "@njit(parallel={}, error_model='numpy', cache=True, nogil=True)\n"
     serial = source.replace("def kernel(", "def kernel_serial(", 1)
-    text = (f"# lazyarray kernel {key}\n" + _PRELUDE + deco.format(parallel) + source + "\n\n"
+    main = split.replace("\ndef kernel(", "\n" + deco.format(False) + "def kernel(", 1) \
+        if split is not None else deco.format(parallel) + source
+    text = (f"# lazyarray kernel {key}\n" + _PRELUDE + main + "\n\n"
             + deco.format(False) + serial)
     name = f"lazyarray_kernel_{key}"
     _keep_loaded_object_code()

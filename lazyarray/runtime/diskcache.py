@@ -37,7 +37,8 @@ PREFIX = "lazyarray_kernel_"
 HELPER_MODULES = ("lazyarray.backends.numba_scalar", "lazyarray.backends.numba_fp",
                   "lazyarray.backends.numba_exp", "lazyarray.backends.numba_log",
                   "lazyarray.backends.numba_trig", "lazyarray.backends.numba_loops",
-                  "lazyarray.backends.numba_ufunc", "lazyarray.ops.loops")
+                  "lazyarray.backends.numba_ufunc", "lazyarray.ops.loops",
+                  "lazyarray.backends.numba_parts", "lazyarray.codegen.parts")
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,147 @@
+"""Running a kernel's part functions on all threads (`codegen/parts.py` writes them).
+
+A kernel calls `launch(part, parts, args)`. With more than one part, `launch` hands a small
+wrapper, `void(char **args, intp *dims, intp *steps, void *data)`, to Numba's threading
+layer (`numba_parallel_for`, as Numba's own parallel loops do): each thread gets a range of
+part numbers (encoded as the offset of the first argument pointer, which starts at 0 with a
+step of 1) and calls `part(p, parts, *args)` for each; `data` points at the argument tuple
+in the caller's frame. With one part, the kernel calls the part itself. The number of parts
+is the thread count the caller set (`numba.set_num_threads`; 1 on `OneThread`'s calling
+thread), at most the loop's length.
+
+A part function is compiled serially with its array arguments declared not to alias each
+other (`noalias`, what Numba's parfor pass declares for its gufuncs): a kernel that writes
+over an operand reads and writes each element at the same place, and LLVM vectorizes the
+loop without runtime alias checks (which an in-place launch fails, and then runs scalar).
+"""
+
+from __future__ import annotations
+
+import numba
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, compiler
+from numba.extending import intrinsic, overload
+from numba.np.ufunc import parallel as _parallel
+
+_parallel._launch_threads()  # (the threading layer's symbols, for the compiled launches)
+
+
+def part(fn):
+    """`fn` as a part function: a dispatcher that only names it; `launch` compiles it into
+    the calling kernel (see the module's docstring)."""
+    return numba.njit(error_model="numpy", nogil=True)(fn)
+
+
+def parts(n):
+    """How many parts a loop of `n` iterations runs in: the caller's thread count, at most
+    `n`, at least 1."""
+
+
+@overload(parts, inline="always")
+def _parts(n):
+    def impl(n):
+        return max(1, min(_threads(), n))
+    return impl
+
+
+@intrinsic
+def _threads(typingctx):
+    """The calling thread's thread count, by the threading layer's symbol (what Numba's
+    `get_num_threads` calls through an address of this process, which a native image must
+    not hold)."""
+    def codegen(context, builder, signature, args):
+        intp = context.get_value_type(types.intp)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(intp, []),
+                                            "get_num_threads")
+        return builder.call(fn, [])
+    return types.intp(), codegen
+
+
+@intrinsic
+def launch(typingctx, fn, nparts, args):
+    """`fn(p, nparts, *args)` for p in range(nparts), on Numba's threading layer when
+    `nparts` > 1."""
+    if not isinstance(fn, types.Dispatcher) or not isinstance(args, types.BaseTuple):
+        return None
+    argtypes = (types.intp, types.intp, *args.types)
+
+    def codegen(context, builder, signature, llargs):
+        _, n_parts, values = llargs
+        cres = _compile_into(context, fn.dispatcher.py_func, argtypes)
+        target = context.declare_function(builder.module, cres.fndesc)
+        intp = context.get_value_type(types.intp)
+        tuple_ty = context.get_value_type(args)
+
+        def call(b, p, total, tup):
+            items = [b.extract_value(tup, k) for k in range(len(args.types))]
+            context.call_conv.call_function(b, target, cres.signature.return_type, argtypes,
+                                            [p, total, *items])
+
+        with builder.if_else(builder.icmp_signed(">", n_parts, intp(1))) as (many, one):
+            with many:
+                frame = cgutils.alloca_once(builder, ir.LiteralStructType([tuple_ty, intp]))
+                builder.store(values, cgutils.gep_inbounds(builder, frame, 0, 0))
+                builder.store(n_parts, cgutils.gep_inbounds(builder, frame, 0, 1))
+                wrapper = _wrapper(builder.module, intp, tuple_ty, call)
+                _parallel_for(builder, intp, wrapper, n_parts, frame)
+            with one:
+                call(builder, intp(0), intp(1), values)
+        return context.get_dummy_value()
+
+    return types.none(fn, nparts, args), codegen
+
+
+def _compile_into(context, py_func, argtypes):
+    """`py_func` for `argtypes`, lowered into the library of the kernel being compiled (one
+    LLVM optimization and one machine-code generation of the whole: a part compiled as a
+    function of its own would go through both twice, as a library linked into the kernel)."""
+    flags = compiler.Flags()
+    flags.no_compile = flags.no_cpython_wrapper = flags.no_cfunc_wrapper = True
+    flags.nrt = flags.noalias = True
+    flags.error_model = "numpy"
+    library = context.codegen().create_library(py_func.__name__)
+    cres = compiler.compile_internal(context.typing_context, context, library, py_func,
+                                     argtypes, None, flags, {})
+    kernel = context.active_code_library
+    for linked in library._linking_libraries:
+        kernel.add_linking_library(linked)
+    kernel.add_llvm_module(library._final_module)
+    return cres
+
+
+def _wrapper(module, intp, tuple_ty, call):
+    """The function the threading layer calls for a range of parts."""
+    i8p = ir.IntType(8).as_pointer()
+    fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(),
+                                           intp.as_pointer(), i8p])
+    fn = ir.Function(module, fnty, name=module.get_unique_name("lazyarray_parts"))
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block())
+    args, dims, _, data = fn.args
+    start = b.ptrtoint(b.load(args), intp)
+    count = b.load(dims)
+    frame = b.bitcast(data, ir.LiteralStructType([tuple_ty, intp]).as_pointer())
+    tup = b.load(cgutils.gep_inbounds(b, frame, 0, 0))
+    total = b.load(cgutils.gep_inbounds(b, frame, 0, 1))
+    with cgutils.for_range(b, count) as loop:
+        call(b, b.add(start, loop.index), total, tup)
+    b.ret_void()
+    return fn
+
+
+def _parallel_for(builder, intp, wrapper, n_parts, frame) -> None:
+    """`numba_parallel_for(wrapper, args, dims, steps, data, 0, 1, threads)`: parts 0..n-1,
+    each thread's first part as the offset of a null first argument (step 1)."""
+    i8p = ir.IntType(8).as_pointer()
+    fnty = ir.FunctionType(ir.VoidType(), [i8p] * 5 + [intp] * 3)
+    parallel_for = cgutils.get_or_insert_function(builder.module, fnty, "numba_parallel_for")
+    threads = cgutils.get_or_insert_function(builder.module, ir.FunctionType(intp, []),
+                                             "get_num_threads")
+    first = cgutils.alloca_once_value(builder, i8p(None))
+    dims = cgutils.alloca_once_value(builder, n_parts)
+    steps = cgutils.alloca_once_value(builder, intp(1))
+    builder.call(parallel_for, [builder.bitcast(wrapper, i8p), builder.bitcast(first, i8p),
+                                builder.bitcast(dims, i8p), builder.bitcast(steps, i8p),
+                                builder.bitcast(frame, i8p), intp(0), intp(1),
+                                builder.call(threads, [])])

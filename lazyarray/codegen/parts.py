@@ -1,0 +1,222 @@
+"""A kernel's parallel loops as part functions: the source the CPU backend compiles.
+
+The code generator writes each parallel loop as `for X in prange(N): BODY`. Numba's parfor
+pass would compile such a loop into a gufunc by a second full compile of its body, which was
+most of a kernel's compile time (3.8 s of 4.6 s for five kernels; docs/internals.md, "Part
+functions"). Here each outermost `prange` loop becomes a plain function of a part of its
+range,
+
+    def _part0(part, parts, n, red, <the values BODY reads from before the loop>):
+        for X in range(part * n // parts, (part + 1) * n // parts):
+            BODY
+        red[part, 0] = fpe        # each `+=` reduction of the loop, from 0
+
+and the loop itself a call of `_p.launch(_part0, parts, args)`, which runs the parts on the
+threads of Numba's threading layer, or on the calling thread when there is one part
+(`backends/numba_parts.py`). The kernel is then compiled once, serially, and serves every
+size and thread count.
+
+`split_parallel_loops` declines (returns None) a loop it cannot rewrite exactly: a `return`
+in it, a reduction other than `+=` into an integer counter, a value written in the loop
+that is read after it before it is written again. The kernel then stays a parfor kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+
+PART_DECORATOR = "_p.part"  # compiles a part function (serial, arrays declared not to alias)
+
+
+def split_parallel_loops(source: str) -> str | None:
+    """`source` (one `def kernel(...)` with `prange` loops) with each outermost `prange` loop
+    rewritten as a call of a part function, those functions prepended; None when a loop
+    cannot be (the caller compiles `source` as it is)."""
+    tree = ast.parse(source)
+    fn = tree.body[0]
+    if len(tree.body) != 1 or not isinstance(fn, ast.FunctionDef):
+        return None
+    ints = {s.targets[0].id for s in fn.body
+            if isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Constant)
+            and type(s.value.value) is int}
+    parts: list[ast.FunctionDef] = []
+    try:
+        fn.body = _rewrite_block(fn.body, fn, ints, parts)
+    except _Declined:
+        return None
+    if not parts:
+        return None
+    tree.body = [*parts, fn]
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+class _Declined(Exception):
+    pass
+
+
+def _is_prange(node) -> bool:
+    return (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "prange")
+
+
+def _rewrite_block(stmts: list, fn, ints: set, parts: list) -> list:
+    out = []
+    for k, s in enumerate(stmts):
+        if _is_prange(s):
+            out.extend(_rewrite_loop(s, stmts[k + 1:], fn, ints, parts))
+            continue
+        if any(_is_prange(n) for n in ast.walk(s)):
+            raise _Declined  # (a prange loop inside another statement: not rewritten)
+        out.append(s)
+    return out
+
+
+def _rewrite_loop(loop: ast.For, after: list, fn, ints: set, parts: list) -> list:
+    if loop.orelse or len(loop.iter.args) != 1 or loop.iter.keywords \
+            or not isinstance(loop.target, ast.Name):
+        raise _Declined
+    if any(isinstance(n, (ast.Return, ast.Yield, ast.Global, ast.Nonlocal))
+           for n in ast.walk(loop)):
+        raise _Declined
+    for n in ast.walk(loop):  # an inner prange is a serial loop inside a part
+        if _is_prange(n):
+            n.iter.func.id = "range"
+    first = _first_uses(loop.body)
+    local = _defined_in(fn) - {loop.target.id}  # (other names are the module's globals)
+    reads = [name for name, how in first.items() if how == "load" and name in local]
+    reductions = [name for name in reads if _only_added_to(name, loop.body)]
+    for name in reductions:
+        if name not in ints:
+            raise _Declined
+    written = {name for name, how in first.items() if how != "load"}
+    if written & _read_before_written(after):
+        raise _Declined  # a value of the loop's last iteration, read after it
+    k = len(parts)
+    free = [name for name in reads if name not in reductions]
+    reds = [f"_r{k}_{j}" for j in range(len(reductions))]  # per part, each reduction's sum
+    var = loop.target.id
+    lo, hi = "part * _n // parts", "(part + 1) * _n // parts"
+    if _only_indexes(var, loop.body):  # unsigned: no negative-index wraparound per access,
+        lo, hi = f"np.uint64({lo})", f"np.uint64({hi})"  # which keeps LLVM from vectorizing
+    head = f"def _part{k}(part, parts, {', '.join(['_n', *reds, *free])}):"
+    part_src = "\n".join([
+        head, *(f"    {name} = 0" for name in reductions),
+        f"    for {var} in range({lo}, {hi}):",
+        "        pass",
+        *(f"    {r}[part] = {name}" for r, name in zip(reds, reductions))])
+    part = ast.parse(part_src).body[0]
+    part.decorator_list = [ast.parse(PART_DECORATOR, mode="eval").body]
+    part.body[len(reductions)].body = loop.body
+    parts.append(part)
+    call_src = "\n".join([
+        f"_n{k} = {ast.unparse(loop.iter.args[0])}",
+        f"_q{k} = _p.parts(_n{k})",
+        *(f"{r} = np.zeros(_q{k}, np.int64)" for r in reds),
+        f"_p.launch(_part{k}, _q{k}, ({', '.join([f'_n{k}', *reds, *free])},))",
+        *(f"for _j in range(_q{k}):\n    {name} += {r}[_j]"
+          for r, name in zip(reds, reductions))])
+    return ast.parse(call_src).body
+
+
+def _only_indexes(var: str, body: list) -> bool:
+    """Whether every read of `var` in `body` is an array index (`a[var]`, `a[var, j]`)."""
+    indexes = set()
+    for n in (n for s in body for n in ast.walk(s)):
+        if isinstance(n, ast.Subscript):
+            for e in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:
+                indexes.add(id(e))
+    return all(id(n) in indexes for s in body for n in ast.walk(s)
+               if isinstance(n, ast.Name) and n.id == var)
+
+
+def _defined_in(fn) -> set[str]:
+    """The parameters of `fn` and the names it writes."""
+    return {a.arg for a in fn.args.args} | {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _only_added_to(name: str, body: list) -> bool:
+    """Whether every write of `name` in `body` is `name += ...` (a reduction: parfor's rule
+    for a value read before it is written in a parallel loop)."""
+    writes = [n for s in body for n in ast.walk(s)
+              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+              and n.target.id == name]
+    if not writes:
+        return False
+    if any(not isinstance(w.op, ast.Add) for w in writes):
+        raise _Declined
+    stores = [n for s in body for n in ast.walk(s)
+              if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    loads = [n for s in body for n in ast.walk(s)
+             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    if len(stores) != len(writes) or loads:
+        raise _Declined  # (an AugAssign's target is one Store node; any other use declines)
+    return True
+
+
+def _first_uses(stmts: list) -> dict[str, str]:
+    """Each name used in `stmts` -> "load" when its first use in evaluation order reads it
+    (a value from before the statements), "store" when it writes it, "cond" when only a
+    branch or a loop body may have written it (a read after that declines)."""
+    first: dict[str, str] = {}
+
+    def use(name: str, how: str) -> None:
+        was = first.get(name)
+        if was is None or was == "cond" and how == "store":
+            first[name] = how
+        elif was == "cond" and how == "load":
+            raise _Declined
+
+    def expr(e) -> None:
+        for n in _ordered(e):
+            if isinstance(n, ast.Name):
+                use(n.id, "load" if isinstance(n.ctx, ast.Load) else "store")
+
+    def nested(*blocks) -> None:  # a loop body (maybe never run) or the branches of an if
+        uses = [_first_uses(b) for b in blocks]
+        for name in {n for u in uses for n in u}:
+            hows = [u.get(name) for u in uses]
+            use(name, "load" if "load" in hows else "store" if all(
+                h == "store" for h in hows) and len(blocks) > 1 else "cond")
+
+    for s in stmts:
+        if isinstance(s, ast.Assign):
+            expr(s.value)
+            for t in s.targets:
+                expr(t)
+        elif isinstance(s, ast.AugAssign):
+            expr(s.value)
+            expr(ast.Name(s.target.id, ast.Load()) if isinstance(s.target, ast.Name)
+                 else s.target)
+            expr(s.target)
+        elif isinstance(s, ast.For):
+            expr(s.iter)
+            nested([ast.Assign([s.target], ast.Constant(0)), *s.body])
+        elif isinstance(s, ast.While):
+            expr(s.test)
+            nested(s.body)
+        elif isinstance(s, ast.If):
+            expr(s.test)
+            nested(s.body, s.orelse)
+        elif isinstance(s, (ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Return)):
+            expr(s)
+        else:
+            raise _Declined
+    return first
+
+
+def _ordered(node):
+    """The nodes of an expression in evaluation order (children before the node, left to
+    right; a Store target after the value that a statement evaluates first)."""
+    for child in ast.iter_child_nodes(node):
+        yield from _ordered(child)
+    yield node
+
+
+def _read_before_written(stmts: list) -> set[str]:
+    """Names the statements read before writing them (in the first use's order)."""
+    try:
+        return {name for name, how in _first_uses(stmts).items() if how == "load"}
+    except _Declined:
+        return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}

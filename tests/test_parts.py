@@ -1,0 +1,134 @@
+"""Parallel loops compiled as part functions (`codegen/parts.py`, `backends/numba_parts.py`):
+the rewrite of a kernel's source, what it declines, and the compiled kernels' values at every
+thread count against the loops as Python runs them."""
+
+import ast
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray.codegen.parts import split_parallel_loops
+from lazyarray.runtime import dispatch, kernels
+
+numba = pytest.importorskip("numba")
+
+BLOCKED = '''def kernel(out0, a0, a1, s0, n0):
+    fpe = 0
+    fpf = False
+    x5 = s0
+    for qs in prange((n0 + 63) // 64):
+        fpp = False
+        for q in range(qs * 64, min(n0, qs * 64 + 64)):
+            x0 = a0[q]
+            x6 = x0 * a1[q] + x5
+            chk = x6 * 0.0
+            fpp |= chk != chk
+            out0[q] = x6
+        fpe += fpp
+    fpf |= x5 != x5
+    fpe += fpf
+    return fpe
+'''
+
+REDUCED = '''def kernel(out0, part0, a0, n0, nchunks):
+    fpe = 0
+    for c in prange(nchunks):
+        acc0 = part0[c]
+        for q in range(c * n0 // nchunks, (c + 1) * n0 // nchunks):
+            acc0 = acc0 + a0[q]
+        part0[c] = acc0
+    acc0 = part0[0]
+    for c in range(1, part0.shape[0]):
+        acc0 = acc0 + part0[c]
+    out0[0] = acc0
+    return fpe
+'''
+
+
+def _compile(source: str):
+    """The rewritten kernel compiled, and the original one as Python runs it (the oracle)."""
+    import lazyarray.backends.numba_parts as _p
+
+    compiled, python = {"np": np, "_p": _p}, {"np": np, "prange": range}
+    exec(split_parallel_loops(source), compiled)
+    exec(source, python)
+    return numba.njit(error_model="numpy", nogil=True)(compiled["kernel"]), python["kernel"]
+
+
+def test_a_parallel_loop_becomes_a_part_function_of_the_values_it_reads():
+    split = split_parallel_loops(BLOCKED)
+    tree = ast.parse(split)
+    part, kernel = tree.body
+    assert part.name == "_part0" and kernel.name == "kernel"
+    params = [a.arg for a in part.args.args]
+    assert params[:4] == ["part", "parts", "_n", "_r0_0"]
+    # what the loop reads from before it, no more: not its own temporaries, not globals
+    assert sorted(params[4:]) == ["a0", "a1", "n0", "out0", "x5"]
+    assert "prange" not in split
+    assert "_p.launch(_part0" in split
+    assert "fpe += _r0_0[_j]" in split  # the flag count: summed over the parts
+
+
+@pytest.mark.parametrize("source, why", [
+    (BLOCKED.replace("        fpe += fpp\n", "        fpe += fpp\n        return fpe\n"),
+     "a return inside the loop"),
+    (BLOCKED.replace("    x5 = s0\n", "    x5 = s0\n    t = 0.5\n").replace(
+        "        fpe += fpp\n", "        fpe += fpp\n        t += x0\n"),
+     "a float reduction"),
+    (BLOCKED.replace("        fpe += fpp\n", "        fpe += fpp\n        fpe -= 1\n"),
+     "a reduction not by +="),
+    (BLOCKED.replace("    fpf |= x5 != x5\n", "    fpf |= x0 != x0\n"),
+     "a value of the last iteration read after the loop"),
+    ("def kernel(out0, n0):\n    fpe = 0\n    if n0 > 0:\n        for q in prange(n0):\n"
+     "            out0[q] = 1.0\n    return fpe\n", "a parallel loop inside another statement"),
+], ids=lambda v: v if " " in v and "\n" not in v else "")
+def test_loops_it_cannot_rewrite_exactly_stay_parallel_loops(source, why):
+    ast.parse(source)  # (the case itself is valid Python)
+    assert split_parallel_loops(source) is None, why
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 1000])
+def test_part_kernels_compute_what_the_loops_compute(threads, n):
+    rng = np.random.default_rng(n)
+    a0, a1 = rng.standard_normal(n), rng.standard_normal(n)
+    a1[: n // 7] = np.inf  # some flags raised
+    for source, args in [(BLOCKED, lambda o: (o, a0, a1, 0.5, n)),
+                         (REDUCED, lambda o: (o, np.zeros(max(1, min(n, 5))), a0, n,
+                                              max(1, min(n, 5))))]:
+        compiled, python = _compile(source)
+        want_out, got_out = np.zeros(max(n, 1)), np.zeros(max(n, 1))
+        want = python(*args(want_out))
+        saved = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            got = compiled(*args(got_out))
+        finally:
+            numba.set_num_threads(saved)
+        assert got == want
+        np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+    if n:
+        assert want_out[0] == pytest.approx(a0.sum())
+
+
+@pytest.mark.skipif(not dispatch.PARTS, reason="LAZYARRAY_PARTS=0: parfor kernels")
+def test_kernels_of_programs_compile_as_part_functions_once_for_every_size(compiled):
+    """A kernel's source holds no parallel loop for Numba's parfor pass, and the one compiled
+    specialization serves a launch on one thread (small) and on all (large): no serial
+    variant is compiled."""
+    x = np.linspace(0.0, 1.0, 1 << 16)
+    for n in (100, 1 << 16):
+        a = la.asarray(x[:n])
+        y = np.asarray(la.tanh(a) * 2.0 + a.sum())
+        np.testing.assert_allclose(y, np.tanh(x[:n]) * 2.0 + x[:n].sum(), rtol=1e-12)
+    entries = [e for e in kernels.cache.values() if e.source and "tanh" in e.source]
+    assert entries
+    for e in entries:
+        if e.kernel is None:  # (a native image ran it)
+            continue
+        assert not e.kernel[1].overloads  # the serial variant was never compiled
+        with open(e.kernel[0].py_func.__code__.co_filename) as f:
+            text = f.read()
+        if "prange(" in e.source:
+            assert "_p.launch(" in text and "parallel=True" not in text
