@@ -31,6 +31,21 @@ BLOCKED = '''def kernel(out0, a0, a1, s0, n0):
     return fpe
 '''
 
+ESCALATED = '''def kernel(out0, a0, n0, n1):
+    fpe = 0
+    nfo = 0
+    for i0 in prange(n0):
+        nfr = 0
+        for i1 in range(n1):
+            x3 = a0[i0, i1] * 2.0
+            nfr = max(nfr, np.int64(abs(x3)))
+            out0[i0, i1] = x3
+        nfo = max(nfo, nfr)
+    if nfo >= 7:
+        fpe += 1
+    return fpe
+'''
+
 REDUCED = '''def kernel(out0, part0, a0, n0, nchunks):
     fpe = 0
     for c in prange(nchunks):
@@ -80,6 +95,13 @@ def test_a_parallel_loop_becomes_a_part_function_of_the_values_it_reads():
      "a reduction not by +="),
     (BLOCKED.replace("    fpf |= x5 != x5\n", "    fpf |= x0 != x0\n"),
      "a value of the last iteration read after the loop"),
+    (BLOCKED.replace("    fpf |= x5 != x5\n", "    fpf |= x5 != x5\n    fpf |= s0 > 1\n")
+     .replace("        fpe += fpp\n", "        fpe += fpp\n        s0 = x0\n"),
+     "a value from before the loop, written in it and read after it"),
+    (ESCALATED.replace("nfo = max(nfo, nfr)", "nfo = max(nfr, nfo)"),
+     "a max whose first operand is not the value itself"),
+    (ESCALATED.replace("        nfo = max(nfo, nfr)\n", "        nfo = max(nfo, nfr)\n"
+                       "        out0[i0, 0] = nfo\n"), "a max read in the loop"),
     ("def kernel(out0, n0):\n    fpe = 0\n    if n0 > 0:\n        for q in prange(n0):\n"
      "            out0[q] = 1.0\n    return fpe\n", "a parallel loop inside another statement"),
 ], ids=lambda v: v if " " in v and "\n" not in v else "")
@@ -94,11 +116,13 @@ def test_part_kernels_compute_what_the_loops_compute(threads, n):
     rng = np.random.default_rng(n)
     a0, a1 = rng.standard_normal(n), rng.standard_normal(n)
     a1[: n // 7] = np.inf  # some flags raised
+    grid = rng.standard_normal((n, 4)) * 4
     for source, args in [(BLOCKED, lambda o: (o, a0, a1, 0.5, n)),
+                         (ESCALATED, lambda o: (o.reshape(-1, 4)[:n], grid, n, 4)),
                          (REDUCED, lambda o: (o, np.zeros(max(1, min(n, 5))), a0, n,
                                               max(1, min(n, 5))))]:
         compiled, python = _compile(source)
-        want_out, got_out = np.zeros(max(n, 1)), np.zeros(max(n, 1))
+        want_out, got_out = np.zeros(4 * max(n, 1)), np.zeros(4 * max(n, 1))
         want = python(*args(want_out))
         saved = numba.get_num_threads()
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -110,6 +134,19 @@ def test_part_kernels_compute_what_the_loops_compute(threads, n):
         np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
     if n:
         assert want_out[0] == pytest.approx(a0.sum())
+
+
+def test_a_max_reduction_is_combined_over_the_parts():
+    """The exact-check kernels find the largest magnitude of a loop (`nfo = max(nfo, nfr)`):
+    each part reduces from the value before the loop, the kernel takes the largest."""
+    split = split_parallel_loops(ESCALATED)
+    assert "nfo = max(nfo, _r0_0[_j])" in split
+    compiled, python = _compile(ESCALATED)
+    for big in (3.0, 100.0):
+        grid = np.ones((1000, 3))
+        grid[517, 1] = big
+        outs = np.zeros((1000, 3)), np.zeros((1000, 3))
+        assert compiled(outs[0], grid, 1000, 3) == python(outs[1], grid, 1000, 3) == (big > 4)
 
 
 @pytest.mark.skipif(not dispatch.PARTS, reason="LAZYARRAY_PARTS=0: parfor kernels")
@@ -132,3 +169,18 @@ def test_kernels_of_programs_compile_as_part_functions_once_for_every_size(compi
             text = f.read()
         if "prange(" in e.source:
             assert "_p.launch(" in text and "parallel=True" not in text
+
+
+def test_the_rewrite_is_the_same_text_in_every_process():
+    """The kernel's file is its disk-cache entry: a text that changed with the hash seed
+    was rewritten by each new process, and Numba's cache of it then never hit."""
+    import subprocess
+    import sys
+
+    program = ("import sys; from lazyarray.codegen.parts import split_parallel_loops; "
+               "sys.stdout.write(split_parallel_loops(sys.stdin.read()))")
+    texts = {subprocess.run([sys.executable, "-c", program], input=BLOCKED, text=True,
+                            capture_output=True, check=True,
+                            env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}
+                            ).stdout for seed in range(6)}
+    assert len(texts) == 1 and "_p.launch(" in texts.pop()

@@ -85,37 +85,39 @@ def _rewrite_loop(loop: ast.For, after: list, fn, ints: set, parts: list) -> lis
     first = _first_uses(loop.body)
     local = _defined_in(fn) - {loop.target.id}  # (other names are the module's globals)
     reads = [name for name, how in first.items() if how == "load" and name in local]
-    reductions = [name for name in reads if _only_added_to(name, loop.body)]
-    for name in reductions:
-        if name not in ints:
-            raise _Declined
-    written = {name for name, how in first.items() if how != "load"}
-    if written & _read_before_written(after):
+    stored = {n.id for s in loop.body for n in ast.walk(s)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    # a value read before the loop and written in it: a reduction (parfor's rule), or declined
+    reductions = {name: _reduction(name, loop.body, ints) for name in reads if name in stored}
+    if (stored - set(reductions)) & _read_before_written(after):
         raise _Declined  # a value of the loop's last iteration, read after it
     k = len(parts)
-    free = [name for name in reads if name not in reductions]
-    reds = [f"_r{k}_{j}" for j in range(len(reductions))]  # per part, each reduction's sum
+    free = [name for name in reads if name not in reductions or reductions[name] != "+"]
+    reds = {name: f"_r{k}_{j}" for j, name in enumerate(reductions)}  # one value a part
     var = loop.target.id
     lo, hi = "part * _n // parts", "(part + 1) * _n // parts"
     if _only_indexes(var, loop.body):  # unsigned: no negative-index wraparound per access,
         lo, hi = f"np.uint64({lo})", f"np.uint64({hi})"  # which keeps LLVM from vectorizing
-    head = f"def _part{k}(part, parts, {', '.join(['_n', *reds, *free])}):"
+    sums = [name for name, how in reductions.items() if how == "+"]
+    head = f"def _part{k}(part, parts, {', '.join(['_n', *reds.values(), *free])}):"
     part_src = "\n".join([
-        head, *(f"    {name} = 0" for name in reductions),
+        head, *(f"    {name} = 0" for name in sums),  # (a max or min starts from its value)
         f"    for {var} in range({lo}, {hi}):",
         "        pass",
-        *(f"    {r}[part] = {name}" for r, name in zip(reds, reductions))])
+        *(f"    {r}[part] = {name}" for name, r in reds.items())])
     part = ast.parse(part_src).body[0]
     part.decorator_list = [ast.parse(PART_DECORATOR, mode="eval").body]
-    part.body[len(reductions)].body = loop.body
+    part.body[len(sums)].body = loop.body
     parts.append(part)
+    combine = {"+": "{0} += {1}[_j]", "max": "{0} = max({0}, {1}[_j])",
+               "min": "{0} = min({0}, {1}[_j])"}
     call_src = "\n".join([
         f"_n{k} = {ast.unparse(loop.iter.args[0])}",
         f"_q{k} = _p.parts(_n{k})",
-        *(f"{r} = np.zeros(_q{k}, np.int64)" for r in reds),
-        f"_p.launch(_part{k}, _q{k}, ({', '.join([f'_n{k}', *reds, *free])},))",
-        *(f"for _j in range(_q{k}):\n    {name} += {r}[_j]"
-          for r, name in zip(reds, reductions))])
+        *(f"{r} = np.full(_q{k}, {name})" for name, r in reds.items()),
+        f"_p.launch(_part{k}, _q{k}, ({', '.join([f'_n{k}', *reds.values(), *free])},))",
+        *(f"for _j in range(_q{k}):\n    " + combine[reductions[name]].format(name, r)
+          for name, r in reds.items())])
     return ast.parse(call_src).body
 
 
@@ -136,23 +138,31 @@ def _defined_in(fn) -> set[str]:
         n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _only_added_to(name: str, body: list) -> bool:
-    """Whether every write of `name` in `body` is `name += ...` (a reduction: parfor's rule
-    for a value read before it is written in a parallel loop)."""
-    writes = [n for s in body for n in ast.walk(s)
-              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
-              and n.target.id == name]
-    if not writes:
-        return False
-    if any(not isinstance(w.op, ast.Add) for w in writes):
+def _reduction(name: str, body: list, ints: set) -> str:
+    """How the loop `body` reduces `name`, a value it reads from before and writes: "+" when
+    every write is `name += ...` and `name` starts as an integer (the event counts), "max"
+    or "min" when every write is `name = max(name, ...)` (or `min`) and it is read nowhere
+    else. Anything else declines."""
+    writes, reads = [], 0
+    for n in (n for s in body for n in ast.walk(s)):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
+                and n.target.id == name:
+            writes.append("+" if isinstance(n.op, ast.Add) else "?")
+        elif isinstance(n, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            v = n.value
+            ok = (len(n.targets) == 1 and isinstance(v, ast.Call)
+                  and isinstance(v.func, ast.Name) and v.func.id in ("max", "min")
+                  and len(v.args) == 2 and not v.keywords
+                  and isinstance(v.args[0], ast.Name) and v.args[0].id == name)
+            writes.append(v.func.id if ok else "?")
+            reads -= ok  # (its own operand)
+        elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+            reads += 1
+    kinds = set(writes)
+    if reads or len(kinds) != 1 or "?" in kinds or kinds == {"+"} and name not in ints:
         raise _Declined
-    stores = [n for s in body for n in ast.walk(s)
-              if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-    loads = [n for s in body for n in ast.walk(s)
-             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-    if len(stores) != len(writes) or loads:
-        raise _Declined  # (an AugAssign's target is one Store node; any other use declines)
-    return True
+    return kinds.pop()
 
 
 def _first_uses(stmts: list) -> dict[str, str]:
@@ -175,7 +185,8 @@ def _first_uses(stmts: list) -> dict[str, str]:
 
     def nested(*blocks) -> None:  # a loop body (maybe never run) or the branches of an if
         uses = [_first_uses(b) for b in blocks]
-        for name in {n for u in uses for n in u}:
+        for name in dict.fromkeys(n for u in uses for n in u):  # (in order: the same text
+            # in every process, whatever the hash seed)
             hows = [u.get(name) for u in uses]
             use(name, "load" if "load" in hows else "store" if all(
                 h == "store" for h in hows) and len(blocks) > 1 else "cond")
