@@ -184,3 +184,32 @@ def test_the_rewrite_is_the_same_text_in_every_process():
                             env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}
                             ).stdout for seed in range(6)}
     assert len(texts) == 1 and "_p.launch(" in texts.pop()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_an_exception_raised_in_a_part_is_raised_by_the_kernel(threads):
+    """A part that raises (an integer to a negative power) stops its range; the kernel runs
+    it again on the calling thread, where Numba raises the exception as it would."""
+    source = ("def kernel(out0, a0, n0):\n    fpe = 0\n    for i0 in prange(n0):\n"
+              "        if a0[i0] < 0:\n            raise ValueError('a negative value')\n"
+              "        out0[i0] = a0[i0] * 2\n    return fpe\n")
+    compiled, _ = _compile(source)
+    saved = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        x, out = np.arange(10_000, dtype=np.int64), np.zeros(10_000, np.int64)
+        assert compiled(out, x, x.size) == 0 and out[-1] == 2 * 9_999
+        x[7_777] = -1
+        with pytest.raises(ValueError, match="a negative value"):
+            compiled(out, x, x.size)
+    finally:
+        numba.set_num_threads(saved)
+
+
+def test_an_integer_power_error_is_raised_from_a_parallel_launch(compiled):
+    x = la.asarray(np.arange(1 << 16, dtype=np.int64))
+    assert np.array_equal(np.asarray(x ** 2), np.arange(1 << 16, dtype=np.int64) ** 2)
+    y = np.ones(1 << 16, np.int64)
+    y[-5] = -1
+    with pytest.raises(ValueError, match="negative"):
+        np.asarray(x ** la.asarray(y))

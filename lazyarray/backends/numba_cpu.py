@@ -30,8 +30,7 @@ import numpy as np
 
 from lazyarray import stats
 from lazyarray.backends import vector_width
-from lazyarray.codegen.parts import split_parallel_loops
-from lazyarray.runtime import dispatch
+from lazyarray.codegen import parts
 from lazyarray.runtime.threads import thread_controls as _thread_controls
 
 _PRELUDE = """import numpy as np
@@ -137,6 +136,7 @@ def _verify(path: str) -> None:
 
 def _seal(kernel) -> None:
     """After a compile of `kernel` (saved by Numba into its cache files): seal the files."""
+    kernel = getattr(kernel, "parallel", kernel)  # (a `OneThread`: its dispatcher's files)
     module = sys.modules.get(getattr(kernel, "__module__", ""), None)
     path = getattr(module, "__file__", None)
     if not path:
@@ -179,7 +179,7 @@ def compile_kernel(key: str, source: str, folder: str, counter: str = "disk_writ
     more than it saves). The first is compiled with 512-bit vectors where the CPU has them
     (see `vector_width`).
     """
-    split = split_parallel_loops(source) if "prange(" in source and dispatch.PARTS \
+    split = parts.split_parallel_loops(source) if "prange(" in source and parts.ENABLED \
         else None
     parallel = "prange(" in source and split is None
     deco = "@njit(parallel={}, error_model='numpy', cache=True, nogil=True)\n"

@@ -75,18 +75,30 @@ def launch(typingctx, fn, nparts, args):
 
         def call(b, p, total, tup):
             items = [b.extract_value(tup, k) for k in range(len(args.types))]
-            context.call_conv.call_function(b, target, cres.signature.return_type, argtypes,
-                                            [p, total, *items])
+            status, _ = context.call_conv.call_function(
+                b, target, cres.signature.return_type, argtypes, [p, total, *items])
+            return status
 
+        frame_ty = ir.LiteralStructType([tuple_ty, intp, intp])  # (args, parts, failed + 1)
         with builder.if_else(builder.icmp_signed(">", n_parts, intp(1))) as (many, one):
             with many:
-                frame = cgutils.alloca_once(builder, ir.LiteralStructType([tuple_ty, intp]))
+                frame = cgutils.alloca_once(builder, frame_ty)
                 builder.store(values, cgutils.gep_inbounds(builder, frame, 0, 0))
                 builder.store(n_parts, cgutils.gep_inbounds(builder, frame, 0, 1))
-                wrapper = _wrapper(builder.module, intp, tuple_ty, call)
+                failed = cgutils.gep_inbounds(builder, frame, 0, 2)
+                builder.store(intp(0), failed)
+                wrapper = _wrapper(builder.module, intp, frame_ty, call)
                 _parallel_for(builder, intp, wrapper, n_parts, frame)
+                # a part raised: run it again here, where its exception can be raised
+                first = builder.load(failed)
+                with cgutils.if_unlikely(builder, builder.icmp_signed("!=", first, intp(0))):
+                    status = call(builder, builder.sub(first, intp(1)), n_parts, values)
+                    with cgutils.if_unlikely(builder, status.is_error):
+                        context.call_conv.return_status_propagate(builder, status)
             with one:
-                call(builder, intp(0), intp(1), values)
+                status = call(builder, intp(0), intp(1), values)
+                with cgutils.if_unlikely(builder, status.is_error):
+                    context.call_conv.return_status_propagate(builder, status)
         return context.get_dummy_value()
 
     return types.none(fn, nparts, args), codegen
@@ -110,8 +122,9 @@ def _compile_into(context, py_func, argtypes):
     return cres
 
 
-def _wrapper(module, intp, tuple_ty, call):
-    """The function the threading layer calls for a range of parts."""
+def _wrapper(module, intp, frame_ty, call):
+    """The function the threading layer calls for a range of parts; a part that raises
+    stops its range and records its number (plus one) in the frame."""
     i8p = ir.IntType(8).as_pointer()
     fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(),
                                            intp.as_pointer(), i8p])
@@ -121,11 +134,19 @@ def _wrapper(module, intp, tuple_ty, call):
     args, dims, _, data = fn.args
     start = b.ptrtoint(b.load(args), intp)
     count = b.load(dims)
-    frame = b.bitcast(data, ir.LiteralStructType([tuple_ty, intp]).as_pointer())
+    frame = b.bitcast(data, frame_ty.as_pointer())
     tup = b.load(cgutils.gep_inbounds(b, frame, 0, 0))
     total = b.load(cgutils.gep_inbounds(b, frame, 0, 1))
+    failed = cgutils.gep_inbounds(b, frame, 0, 2)
+    done = fn.append_basic_block("done")
     with cgutils.for_range(b, count) as loop:
-        call(b, b.add(start, loop.index), total, tup)
+        p = b.add(start, loop.index)
+        status = call(b, p, total, tup)
+        with cgutils.if_unlikely(b, status.is_error):
+            b.store(b.add(p, intp(1)), failed)
+            b.branch(done)
+    b.branch(done)
+    b.position_at_end(done)
     b.ret_void()
     return fn
 

@@ -24,7 +24,11 @@ that is read after it before it is written again. The kernel then stays a parfor
 from __future__ import annotations
 
 import ast
+import os
 
+# parallel loops compiled as part functions (else Numba's parfor pass, and a serial twin for
+# small launches): `LAZYARRAY_PARTS=0` turns them off, for comparisons
+ENABLED = os.environ.get("LAZYARRAY_PARTS", "1") != "0"
 PART_DECORATOR = "_p.part"  # compiles a part function (serial, arrays declared not to alias)
 
 
@@ -210,7 +214,8 @@ def _first_uses(stmts: list) -> dict[str, str]:
         elif isinstance(s, ast.If):
             expr(s.test)
             nested(s.body, s.orelse)
-        elif isinstance(s, (ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Return)):
+        elif isinstance(s, (ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Return,
+                            ast.Raise)):
             expr(s)
         else:
             raise _Declined

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import time
 
+from lazyarray.codegen import parts
 from lazyarray.runtime import blas
 
 
@@ -38,8 +38,7 @@ EXPLORE_EVERY = 16  # a launch after a pause tries the way it did not pick every
 # then a small part of it (the distance at 1e7: 4.8 ms in parallel, 5.3-5.5 on one thread)
 PAUSE_LONG_S = 2e-3
 _workers_done = -math.inf  # time.perf_counter() when a parallel launch last ended
-# parallel loops compiled as part functions (`codegen/parts.py`): one kernel for all sizes
-PARTS = os.environ.get("LAZYARRAY_PARTS", "1") != "0"
+PARTS = parts.ENABLED  # parallel loops as part functions: one kernel for all sizes
 VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
 
 
