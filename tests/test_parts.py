@@ -213,3 +213,21 @@ def test_an_integer_power_error_is_raised_from_a_parallel_launch(compiled):
     y[-5] = -1
     with pytest.raises(ValueError, match="negative"):
         np.asarray(x ** la.asarray(y))
+
+
+def test_scratch_blocks_are_allocated_once_a_part_not_once_an_iteration():
+    """A row loop's blocks (`np.empty` of a fixed size) move before the part's loop; one
+    whose size the loop computes stays in it."""
+    source = ("def kernel(out0, a0, n0, n1):\n    fpe = 0\n    for i0 in prange(n0):\n"
+              "        tb = np.empty(256, np.float64)\n        m = n1 + i0\n"
+              "        tc = np.empty(m, np.float64)\n        tb[0] = a0[i0]\n"
+              "        tc[0] = tb[0]\n        out0[i0] = tc[0]\n    return fpe\n")
+    part = ast.parse(split_parallel_loops(source)).body[0]
+    first, loop = part.body[0], part.body[1]
+    assert ast.unparse(first) == "tb = np.empty(256, np.float64)"
+    assert isinstance(loop, ast.For) and "np.empty(m" in ast.unparse(loop)
+    compiled, python = _compile(source)
+    x = np.arange(50.0)
+    got, want = np.zeros(50), np.zeros(50)
+    assert compiled(got, x, 50, 3) == python(want, x, 50, 3)
+    assert np.array_equal(got, x) and np.array_equal(want, x)

@@ -143,11 +143,14 @@ def test_a_long_program_switches_to_the_kernel_on_its_own(tmp_path, native):
 @pytest.fixture
 def tiered(tmp_path):
     """compile="background" in this process, with a cache directory of its own and a
-    kernel cache emptied before and after (entries built by other tests are not reused)."""
+    kernel cache emptied before and after (entries built by other tests are not reused).
+    The worker is stopped after the test, its queue unfinished: nothing reads the kernels
+    it would still build into this test's directory (waiting for them took 46 s after the
+    random programs)."""
     la.cache_clear()
     with la.options(compile="background", cache_dir=str(tmp_path), eager_threshold=0):
         yield
-    la.wait_compiles(timeout=600)
+    compile_service.stop()
     la.cache_clear()
 
 
