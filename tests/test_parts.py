@@ -220,12 +220,14 @@ def test_scratch_blocks_are_allocated_once_a_part_not_once_an_iteration():
     whose size the loop computes stays in it."""
     source = ("def kernel(out0, a0, n0, n1):\n    fpe = 0\n    for i0 in prange(n0):\n"
               "        tb = np.empty(256, np.float64)\n        m = n1 + i0\n"
-              "        tc = np.empty(m, np.float64)\n        tb[0] = a0[i0]\n"
-              "        tc[0] = tb[0]\n        out0[i0] = tc[0]\n    return fpe\n")
+              "        tc = np.empty(m, np.float64)\n        td = np.empty(i0 + 1, np.float64)\n"
+              "        tb[0] = a0[i0]\n        tc[0] = tb[0]\n        td[i0] = tc[0]\n"
+              "        out0[i0] = td[i0]\n    return fpe\n")
     part = ast.parse(split_parallel_loops(source)).body[0]
     first, loop = part.body[0], part.body[1]
     assert ast.unparse(first) == "tb = np.empty(256, np.float64)"
     assert isinstance(loop, ast.For) and "np.empty(m" in ast.unparse(loop)
+    assert "np.empty(i0 + 1" in ast.unparse(loop)  # (its size is the loop's index)
     compiled, python = _compile(source)
     x = np.arange(50.0)
     got, want = np.zeros(50), np.zeros(50)

@@ -111,7 +111,7 @@ def _rewrite_loop(loop: ast.For, after: list, fn, ints: set, parts: list) -> lis
         *(f"    {r}[part] = {name}" for name, r in reds.items())])
     part = ast.parse(part_src).body[0]
     part.decorator_list = [ast.parse(PART_DECORATOR, mode="eval").body]
-    hoisted = _scratch_arrays(loop.body, stored)
+    hoisted = _scratch_arrays(loop.body, stored | {var})
     part.body[len(sums)].body = [b for b in loop.body if b not in hoisted]
     part.body[len(sums):len(sums)] = hoisted
     parts.append(part)
