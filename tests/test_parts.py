@@ -77,12 +77,12 @@ def test_a_parallel_loop_becomes_a_part_function_of_the_values_it_reads():
     part, kernel = tree.body
     assert part.name == "_part0" and kernel.name == "kernel"
     params = [a.arg for a in part.args.args]
-    assert params[:4] == ["part", "parts", "_n", "_r0_0"]
+    assert params[:3] == ["part", "parts", "_n"]
     # what the loop reads from before it, no more: not its own temporaries, not globals
-    assert sorted(params[4:]) == ["a0", "a1", "n0", "out0", "x5"]
+    assert sorted(params[3:]) == ["a0", "a1", "n0", "out0", "x5"]
     assert "prange" not in split
-    assert "_p.launch(_part0" in split
-    assert "fpe += _r0_0[_j]" in split  # the flag count: summed over the parts
+    # the event count: each part's, returned, and summed by the launch
+    assert "fpe += _p.launch(_part0" in split and "return fpe" in split
 
 
 @pytest.mark.parametrize("source, why", [

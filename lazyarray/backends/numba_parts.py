@@ -61,7 +61,8 @@ def _threads(typingctx):
 @intrinsic
 def launch(typingctx, fn, nparts, args):
     """`fn(p, nparts, *args)` for p in range(nparts), on Numba's threading layer when
-    `nparts` > 1."""
+    `nparts` > 1; the sum of what the parts return (an event count), 0 when they return
+    nothing."""
     if not isinstance(fn, types.Dispatcher) or not isinstance(args, types.BaseTuple):
         return None
     argtypes = (types.intp, types.intp, *args.types)
@@ -72,36 +73,44 @@ def launch(typingctx, fn, nparts, args):
         target = context.declare_function(builder.module, cres.fndesc)
         intp = context.get_value_type(types.intp)
         tuple_ty = context.get_value_type(args)
+        returned = cres.signature.return_type
 
         def call(b, p, total, tup):
+            """(the part's status, what it returned as an int64)"""
             items = [b.extract_value(tup, k) for k in range(len(args.types))]
-            status, _ = context.call_conv.call_function(
-                b, target, cres.signature.return_type, argtypes, [p, total, *items])
-            return status
+            status, value = context.call_conv.call_function(
+                b, target, returned, argtypes, [p, total, *items])
+            if isinstance(returned, (types.Integer, types.Boolean)):
+                return status, context.cast(b, value, returned, types.int64)
+            return status, intp(0)
 
-        frame_ty = ir.LiteralStructType([tuple_ty, intp, intp])  # (args, parts, failed + 1)
+        def raise_if(status):
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+
+        total = cgutils.alloca_once_value(builder, intp(0))
+        # the frame the parts read: (args, parts, the first failed part + 1, the sum)
+        frame_ty = ir.LiteralStructType([tuple_ty, intp, intp, intp])
         with builder.if_else(builder.icmp_signed(">", n_parts, intp(1))) as (many, one):
             with many:
                 frame = cgutils.alloca_once(builder, frame_ty)
                 builder.store(values, cgutils.gep_inbounds(builder, frame, 0, 0))
-                builder.store(n_parts, cgutils.gep_inbounds(builder, frame, 0, 1))
-                failed = cgutils.gep_inbounds(builder, frame, 0, 2)
-                builder.store(intp(0), failed)
+                for k, v in ((1, n_parts), (2, intp(0)), (3, intp(0))):
+                    builder.store(v, cgutils.gep_inbounds(builder, frame, 0, k))
                 wrapper = _wrapper(builder.module, intp, frame_ty, call)
                 _parallel_for(builder, intp, wrapper, n_parts, frame)
                 # a part raised: run it again here, where its exception can be raised
-                first = builder.load(failed)
+                first = builder.load(cgutils.gep_inbounds(builder, frame, 0, 2))
                 with cgutils.if_unlikely(builder, builder.icmp_signed("!=", first, intp(0))):
-                    status = call(builder, builder.sub(first, intp(1)), n_parts, values)
-                    with cgutils.if_unlikely(builder, status.is_error):
-                        context.call_conv.return_status_propagate(builder, status)
+                    raise_if(call(builder, builder.sub(first, intp(1)), n_parts, values)[0])
+                builder.store(builder.load(cgutils.gep_inbounds(builder, frame, 0, 3)), total)
             with one:
-                status = call(builder, intp(0), intp(1), values)
-                with cgutils.if_unlikely(builder, status.is_error):
-                    context.call_conv.return_status_propagate(builder, status)
-        return context.get_dummy_value()
+                status, value = call(builder, intp(0), intp(1), values)
+                raise_if(status)
+                builder.store(value, total)
+        return builder.load(total)
 
-    return types.none(fn, nparts, args), codegen
+    return types.int64(fn, nparts, args), codegen
 
 
 def _compile_into(context, py_func, argtypes):
@@ -123,8 +132,9 @@ def _compile_into(context, py_func, argtypes):
 
 
 def _wrapper(module, intp, frame_ty, call):
-    """The function the threading layer calls for a range of parts; a part that raises
-    stops its range and records its number (plus one) in the frame."""
+    """The function the threading layer calls for a range of parts: adds what each returns
+    to the frame's sum; a part that raises stops its range and records its number (plus
+    one) in the frame."""
     i8p = ir.IntType(8).as_pointer()
     fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(),
                                            intp.as_pointer(), i8p])
@@ -136,17 +146,20 @@ def _wrapper(module, intp, frame_ty, call):
     count = b.load(dims)
     frame = b.bitcast(data, frame_ty.as_pointer())
     tup = b.load(cgutils.gep_inbounds(b, frame, 0, 0))
-    total = b.load(cgutils.gep_inbounds(b, frame, 0, 1))
+    parts = b.load(cgutils.gep_inbounds(b, frame, 0, 1))
     failed = cgutils.gep_inbounds(b, frame, 0, 2)
     done = fn.append_basic_block("done")
+    mine = cgutils.alloca_once_value(b, intp(0))
     with cgutils.for_range(b, count) as loop:
         p = b.add(start, loop.index)
-        status = call(b, p, total, tup)
+        status, value = call(b, p, parts, tup)
         with cgutils.if_unlikely(b, status.is_error):
             b.store(b.add(p, intp(1)), failed)
             b.branch(done)
+        b.store(b.add(b.load(mine), value), mine)
     b.branch(done)
     b.position_at_end(done)
+    b.atomic_rmw("add", cgutils.gep_inbounds(b, frame, 0, 3), b.load(mine), "monotonic")
     b.ret_void()
     return fn
 

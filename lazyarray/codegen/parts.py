@@ -96,19 +96,23 @@ def _rewrite_loop(loop: ast.For, after: list, fn, ints: set, parts: list) -> lis
     if (stored - set(reductions)) & _read_before_written(after):
         raise _Declined  # a value of the loop's last iteration, read after it
     k = len(parts)
-    free = [name for name in reads if name not in reductions or reductions[name] != "+"]
-    reds = {name: f"_r{k}_{j}" for j, name in enumerate(reductions)}  # one value a part
     var = loop.target.id
     lo, hi = "part * _n // parts", "(part + 1) * _n // parts"
     if _only_indexes(var, loop.body):  # unsigned: no negative-index wraparound per access,
         lo, hi = f"np.uint64({lo})", f"np.uint64({hi})"  # which keeps LLVM from vectorizing
     sums = [name for name, how in reductions.items() if how == "+"]
+    # one sum (the event count): what each part returns, summed by `launch`; else one slot
+    # a part per reduction, combined after the launch
+    returned = sums[0] if len(reductions) == 1 and sums else None
+    reds = {} if returned else {name: f"_r{k}_{j}" for j, name in enumerate(reductions)}
+    free = [name for name in reads if name not in reductions or reductions[name] != "+"]
     head = f"def _part{k}(part, parts, {', '.join(['_n', *reds.values(), *free])}):"
     part_src = "\n".join([
         head, *(f"    {name} = 0" for name in sums),  # (a max or min starts from its value)
         f"    for {var} in range({lo}, {hi}):",
         "        pass",
-        *(f"    {r}[part] = {name}" for name, r in reds.items())])
+        *(f"    {r}[part] = {name}" for name, r in reds.items()),
+        *([f"    return {returned}"] if returned else [])])
     part = ast.parse(part_src).body[0]
     part.decorator_list = [ast.parse(PART_DECORATOR, mode="eval").body]
     hoisted = _scratch_arrays(loop.body, stored | {var})
@@ -117,11 +121,12 @@ def _rewrite_loop(loop: ast.For, after: list, fn, ints: set, parts: list) -> lis
     parts.append(part)
     combine = {"+": "{0} += {1}[_j]", "max": "{0} = max({0}, {1}[_j])",
                "min": "{0} = min({0}, {1}[_j])"}
+    call = f"_p.launch(_part{k}, _q{k}, ({', '.join([f'_n{k}', *reds.values(), *free])},))"
     call_src = "\n".join([
         f"_n{k} = {ast.unparse(loop.iter.args[0])}",
         f"_q{k} = _p.parts(_n{k})",
         *(f"{r} = np.full(_q{k}, {name})" for name, r in reds.items()),
-        f"_p.launch(_part{k}, _q{k}, ({', '.join([f'_n{k}', *reds.values(), *free])},))",
+        f"{returned} += {call}" if returned else call,
         *(f"for _j in range(_q{k}):\n    " + combine[reductions[name]].format(name, r)
           for name, r in reds.items())])
     return ast.parse(call_src).body
