@@ -19,9 +19,8 @@
                                 on np.matmul (lazyarray/runtime/blas.py)
     LAZYARRAY_VECTOR_BITS       "256": no 512-bit vectors in large-launch kernels on AVX-512
                                 CPUs (read once; lazyarray/backends/vector_width.py)
-    LAZYARRAY_PARTS             "0": parallel loops through Numba's parfor pass, with a serial
-                                twin for small launches, instead of part functions (read
-                                once; lazyarray/codegen/parts.py)
+    LAZYARRAY_PARTS             "0": parallel loops through Numba's parfor pass instead of
+                                part functions (read once; lazyarray/codegen/parts.py)
 """
 
 from __future__ import annotations

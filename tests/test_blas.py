@@ -169,11 +169,9 @@ def _one_thread_calls(monkeypatch) -> list:
 @pytest.mark.parametrize("n", [32, 64, 300])
 def test_a_small_epilogue_in_place_runs_vectorized_on_one_thread(compiled, monkeypatch, n):
     """Right after a product (BLAS's workers still spin) a small epilogue runs on the calling
-    thread: the one kernel of every size (part functions) on one thread. Under
-    LAZYARRAY_PARTS=0, written over the product from VECTOR_MIN elements on, that is the
-    parallel dispatcher on one thread (its loops vectorize in place, the serial one's do
-    not); below, the serial one. Both give NumPy's bits, on the first launch and on its
-    replays."""
+    thread. Written over the product from VECTOR_MIN elements on, that is the parallel
+    dispatcher on one thread (its loops vectorize in place, the serial one's do not); below,
+    the serial one. Both give NumPy's bits, on the first launch and on its replays."""
     calls = _one_thread_calls(monkeypatch)
     rng = np.random.default_rng(n)
     a, b, bias = rng.standard_normal((n, n)), rng.standard_normal((n, n)), rng.standard_normal(n)
@@ -182,7 +180,7 @@ def test_a_small_epilogue_in_place_runs_vectorized_on_one_thread(compiled, monke
         got = np.asarray(_bias_relu(la, la.asarray(a), la.asarray(b), la.asarray(bias)))
         assert np.array_equal(got, _bias_relu(np, a, b, bias))
     assert numba.get_num_threads() == threads
-    small = n * n < dispatch.VECTOR_MIN and not dispatch.PARTS
+    small = n * n < dispatch.VECTOR_MIN
     assert n * n < dispatch.PARALLEL_MIN_AFTER_BLAS
     safe = numba_cpu._thread_controls() is not None  # (omp or tbb: not workqueue)
     assert len(calls) == (0 if small or not safe else 2)

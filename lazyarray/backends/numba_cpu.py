@@ -172,12 +172,11 @@ def compile_kernel(key: str, source: str, folder: str, counter: str = "disk_writ
     `folder` (the cache's `diskcache.kernel_folder`; a new source file is counted under
     `counter`).
 
-    The first runs its parallel loops as part functions (`codegen/parts.py`): compiled
-    serially, once for every size (a small launch runs it on one thread). A source whose
-    loops cannot be rewritten so, or any under `LAZYARRAY_PARTS=0`, is compiled with Numba's
-    parfor pass, and small launches take the serial one (waking the worker threads costs
-    more than it saves). The first is compiled with 512-bit vectors where the CPU has them
-    (see `vector_width`).
+    The first runs its parallel loops as part functions (`codegen/parts.py`), compiled
+    serially; a source whose loops cannot be rewritten so, or any under `LAZYARRAY_PARTS=0`,
+    is compiled with Numba's parfor pass. Small launches take the serial one: waking the
+    worker threads costs more than it saves. The first is compiled with 512-bit vectors
+    where the CPU has them (see `vector_width`).
     """
     split = parts.split_parallel_loops(source) if "prange(" in source and parts.ENABLED \
         else None

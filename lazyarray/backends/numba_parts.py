@@ -21,7 +21,7 @@ import numba
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, compiler
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 from numba.np.ufunc import parallel as _parallel
 
 _parallel._launch_threads()  # (the threading layer's symbols, for the compiled launches)
@@ -33,29 +33,24 @@ def part(fn):
     return numba.njit(error_model="numpy", nogil=True)(fn)
 
 
-def parts(n):
-    """How many parts a loop of `n` iterations runs in: the caller's thread count, at most
-    `n`, at least 1."""
-
-
-@overload(parts, inline="always")
-def _parts(n):
-    def impl(n):
-        return max(1, min(_threads(), n))
-    return impl
-
-
 @intrinsic
-def _threads(typingctx):
-    """The calling thread's thread count, by the threading layer's symbol (what Numba's
-    `get_num_threads` calls through an address of this process, which a native image must
-    not hold)."""
+def parts(typingctx, n):
+    """How many parts a loop of `n` iterations runs in: the caller's thread count, at most
+    `n`, at least 1. The thread count is read through the threading layer's
+    `get_num_threads` symbol: Numba's own `get_num_threads()` calls through an address of
+    the compiling process, which a native image must not hold."""
+    if not isinstance(n, types.Integer):
+        return None
+
     def codegen(context, builder, signature, args):
         intp = context.get_value_type(types.intp)
+        count = context.cast(builder, args[0], n, types.intp)
         fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(intp, []),
                                             "get_num_threads")
-        return builder.call(fn, [])
-    return types.intp(), codegen
+        threads = builder.call(fn, [])
+        fewer = builder.select(builder.icmp_signed("<", count, threads), count, threads)
+        return builder.select(builder.icmp_signed("<", fewer, intp(1)), intp(1), fewer)
+    return types.intp(n), codegen
 
 
 @intrinsic

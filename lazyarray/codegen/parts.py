@@ -26,8 +26,8 @@ from __future__ import annotations
 import ast
 import os
 
-# parallel loops compiled as part functions (else Numba's parfor pass, and a serial twin for
-# small launches): `LAZYARRAY_PARTS=0` turns them off, for comparisons
+# parallel loops compiled as part functions (else by Numba's parfor pass): `LAZYARRAY_PARTS=0`
+# turns them off, for comparisons
 ENABLED = os.environ.get("LAZYARRAY_PARTS", "1") != "0"
 PART_DECORATOR = "_p.part"  # compiles a part function (serial, arrays declared not to alias)
 

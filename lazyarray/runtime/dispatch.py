@@ -9,7 +9,6 @@ import functools
 import math
 import time
 
-from lazyarray.codegen import parts
 from lazyarray.runtime import blas
 
 
@@ -38,7 +37,6 @@ EXPLORE_EVERY = 16  # a launch after a pause tries the way it did not pick every
 # then a small part of it (the distance at 1e7: 4.8 ms in parallel, 5.3-5.5 on one thread)
 PAUSE_LONG_S = 2e-3
 _workers_done = -math.inf  # time.perf_counter() when a parallel launch last ended
-PARTS = parts.ENABLED  # parallel loops as part functions: one kernel for all sizes
 VECTOR_MIN = 1 << 12  # iterations from which a serial launch in place runs vectorized code
 
 
@@ -66,9 +64,11 @@ def one_thread(parallel):
 
 def variant(work: int, one: bool, in_place: bool) -> int:
     """Which compiled function `dispatcher` runs: 0 the parallel one (on all threads or on
-    one), 1 the serial one. With part functions (`PARTS`), always the first: one compiled
-    kernel serves every size, on one thread below PARALLEL_MIN."""
-    return 0 if PARTS or (work >= PARALLEL_MIN and not one) or (in_place and work >= VECTOR_MIN) else 1
+    one), 1 the serial one. (With part functions the first could serve every size, on one
+    thread; but a kernel's part costs a second Numba pipeline, about 0.1 s, where the
+    serial source compiles in about 0.3: small launches keep their serial twin, docs/
+    performance.md, "Compile time: part functions".)"""
+    return 0 if (work >= PARALLEL_MIN and not one) or (in_place and work >= VECTOR_MIN) else 1
 
 
 def while_blas_spins(chosen, kernel: tuple, work: int):
