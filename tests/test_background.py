@@ -56,7 +56,7 @@ def test_first_call_interprets_then_the_kernel_runs(tmp_path):
         assert after[key] == 1
 
 
-def test_failed_background_build_falls_back(monkeypatch, caplog):
+def test_failed_background_build_falls_back(monkeypatch, caplog, tmp_path):
     def broken(*args, **kwargs):
         raise RuntimeError("no compiler today")
 
@@ -64,7 +64,9 @@ def test_failed_background_build_falls_back(monkeypatch, caplog):
     executor.cache_clear()  # fresh kernel entries: every one must be built
     x = la.asarray(np.linspace(-1, 1, 50_000))
     try:
-        with la.options(background_compile=True, eager_threshold=0):
+        # (a cache of its own: a kernel of the same shape another test left on disk would be
+        # linked from its image, and nothing would fail to build)
+        with la.options(background_compile=True, eager_threshold=0, cache_dir=str(tmp_path)):
             before = la.cache_info()
             got = np.asarray(la.tanh(x) * 3 + 1)
             assert la.wait_compiles(timeout=60)
