@@ -206,7 +206,12 @@ def test_an_exception_raised_in_a_part_is_raised_by_the_kernel(threads):
         numba.set_num_threads(saved)
 
 
+@pytest.mark.xfail(not parts.ENABLED, strict=True,
+                   reason="Numba's parfor kernels drop an exception raised in a prange body")
 def test_an_integer_power_error_is_raised_from_a_parallel_launch(compiled):
+    """NumPy raises for an integer to a negative power. A parfor kernel's gufunc dropped the
+    exception of its threads and returned a value (LAZYARRAY_PARTS=0 still does); a part's
+    is raised."""
     x = la.asarray(np.arange(1 << 16, dtype=np.int64))
     assert np.array_equal(np.asarray(x ** 2), np.arange(1 << 16, dtype=np.int64) ** 2)
     y = np.ones(1 << 16, np.int64)

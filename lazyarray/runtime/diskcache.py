@@ -23,6 +23,7 @@ import numpy as np
 
 from lazyarray import config
 from lazyarray.backends import vector_width
+from lazyarray.codegen import parts
 from lazyarray.codegen.cpu import CODEGEN_VERSION
 from lazyarray.ops.loops import loops_tag
 from lazyarray.version import __version__
@@ -58,9 +59,11 @@ def version_tag() -> str:
             digest.update(hashlib.sha256(f.read()).digest())
     helpers = digest.hexdigest()[:8]
     wide = "-v512" if vector_width.enabled() else ""
+    # (parfor kernels under LAZYARRAY_PARTS=0: other machine code for the same kernel key)
+    parfor = "" if parts.ENABLED else "-parfor"
     return (f"lazyarray-{__version__}-numba{numba_version}-llvmlite{llvmlite_version}"
             f"-np{np.__version__}-cg{CODEGEN_VERSION}-h{helpers}-l{loops_tag()}-d{LAYOUT}"
-            f"{wide}")
+            f"{wide}{parfor}")
 
 
 def _dist_version(name: str) -> str:
