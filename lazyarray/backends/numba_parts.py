@@ -5,7 +5,9 @@ wrapper, `void(char **args, intp *dims, intp *steps, void *data)`, to Numba's th
 layer (`numba_parallel_for`, as Numba's own parallel loops do): each thread gets a range of
 part numbers (encoded as the offset of the first argument pointer, which starts at 0 with a
 step of 1) and calls `part(p, parts, *args)` for each; `data` points at the argument tuple
-in the caller's frame. With one part, the kernel calls the part itself. The number of parts
+in the caller's frame, beside the sum of what the parts return (added atomically), which
+`launch` returns, and the first part that raised (run again on the calling thread, where its
+exception is raised). With one part, the kernel calls the part itself. The number of parts
 is the thread count the caller set (`numba.set_num_threads`; 1 on `OneThread`'s calling
 thread), at most the loop's length.
 

@@ -6,19 +6,22 @@ most of a kernel's compile time (3.8 s of 4.6 s for five kernels; docs/internals
 functions"). Here each outermost `prange` loop becomes a plain function of a part of its
 range,
 
-    def _part0(part, parts, n, red, <the values BODY reads from before the loop>):
-        for X in range(part * n // parts, (part + 1) * n // parts):
+    def _part0(part, parts, _n, <the values BODY reads from before the loop>):
+        fpe = 0
+        for X in range(part * _n // parts, (part + 1) * _n // parts):
             BODY
-        red[part, 0] = fpe        # each `+=` reduction of the loop, from 0
+        return fpe                # the loop's event count (`fpe += ...`), from 0
 
-and the loop itself a call of `_p.launch(_part0, parts, args)`, which runs the parts on the
-threads of Numba's threading layer, or on the calling thread when there is one part
-(`backends/numba_parts.py`). The kernel is then compiled once, serially, and serves every
-size and thread count.
+and the loop itself `fpe += _p.launch(_part0, _p.parts(N), args)`, which runs the parts on
+the threads of Numba's threading layer, or calls the one part on the calling thread
+(`backends/numba_parts.py`), and returns the sum of their counts. Other reductions
+(`x = max(x, ...)`, `min`, several sums) get one slot a part, combined after the launch.
+The kernel is compiled serially; Numba's parfor pass is not run.
 
 `split_parallel_loops` declines (returns None) a loop it cannot rewrite exactly: a `return`
-in it, a reduction other than `+=` into an integer counter, a value written in the loop
-that is read after it before it is written again. The kernel then stays a parfor kernel.
+in it, another kind of reduction, a value written in the loop that is read after it before
+it is written again, a `prange` inside another statement. The kernel then stays a parfor
+kernel.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import os
 # parallel loops compiled as part functions (else by Numba's parfor pass): `LAZYARRAY_PARTS=0`
 # turns them off, for comparisons
 ENABLED = os.environ.get("LAZYARRAY_PARTS", "1") != "0"
-PART_DECORATOR = "_p.part"  # compiles a part function (serial, arrays declared not to alias)
+PART_DECORATOR = "_p.part"  # names a part function (`launch` compiles it into the kernel)
 
 
 def split_parallel_loops(source: str) -> str | None:
