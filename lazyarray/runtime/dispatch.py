@@ -66,8 +66,8 @@ def variant(work: int, one: bool, in_place: bool) -> int:
     """Which compiled function `dispatcher` runs: 0 the parallel one (on all threads or on
     one), 1 the serial one. (With part functions the first could serve every size, on one
     thread; but a kernel's part costs a second Numba pipeline, about 0.1 s, where the
-    serial source compiles in about 0.3: small launches keep their serial twin, docs/
-    performance.md, "Compile time: part functions".)"""
+    serial source compiles in about 0.3: small launches keep their serial twin;
+    docs/performance.md, "Compile time: part functions".)"""
     return 0 if (work >= PARALLEL_MIN and not one) or (in_place and work >= VECTOR_MIN) else 1
 
 
