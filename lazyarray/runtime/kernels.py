@@ -10,6 +10,7 @@ value errors).
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import logging
 import math
@@ -19,6 +20,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,10 +73,19 @@ class KernelRecord:
     source: str | None
     comp: Module | None = None  # the fused computation
     reason: str = ""  # why the fusion ends at its roots (passes.fusion.REASONS)
-    differs: str = ""  # on a miss: how the nearest cached signature differs
+    # on a miss: how the nearest cached signature differs (`differs`; a function until read)
+    differs_from: Callable[[], str] | str = ""
     entry: KernelEntry | None = None
     seconds: float = 0.0  # wall time of the run (build included), when not dry
     compiled: bool = False  # this run compiled (or loaded from disk) the kernel
+
+    @property
+    def differs(self) -> str:
+        """On a miss: how the nearest cached signature differs (computed once, when read)."""
+        d = self.differs_from
+        if callable(d):
+            d = self.differs_from = d()
+        return d
 
     @property
     def hlo(self) -> str:
@@ -129,15 +140,19 @@ def _masked_text(comp: Module) -> str:
     return masked
 
 
-def nearest_difference(comp: Module, spec, limit: int = 256) -> str:
-    """How the closest signature in the kernel cache differs from (comp, spec): a short diff.
-
-    Only the `limit` most recently used kernels of the same kind are compared.
-    """
+def nearest_difference(comp: Module, spec, limit: int = 256):
+    """How the closest signature in the kernel cache differs from (comp, spec), as a function
+    that returns a short diff: the `limit` most recently used kernels of the same kind are
+    taken now, compared when the diff is read (explain's report; difflib over hundreds of
+    kernels cost a first evaluation milliseconds per kernel)."""
     text = _masked_text(comp)
     with cache_lock:
         keys = [k for k in reversed(cache) if k[1].kind == spec.kind][:limit]
-    keys = [k for k in keys if k[:2] != (text, spec)]
+    keys = [k[:2] for k in keys if k[:2] != (text, spec)]
+    return functools.partial(_nearest_diff, text, spec, keys)
+
+
+def _nearest_diff(text: str, spec, keys: list) -> str:
     if not keys:
         return f"no cached {spec.kind} kernel to compare with"
     lines = text.splitlines()
