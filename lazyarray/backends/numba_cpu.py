@@ -181,7 +181,11 @@ def compile_kernel(key: str, source: str, folder: str, counter: str = "disk_writ
     split = parts.split_parallel_loops(source) if "prange(" in source and parts.ENABLED \
         else None
     parallel = "prange(" in source and split is None
-    deco = "@njit(parallel={}, error_model='numpy', cache=True, nogil=True)\n"
+    # (no C-callable wrapper: kernels are called through Numba's Python wrapper or their
+    # native image's; Numba builds and optimizes that other wrapper for every function, about
+    # a tenth of a small kernel's compile)
+    deco = ("@njit(parallel={}, error_model='numpy', cache=True, nogil=True, "
+            "no_cfunc_wrapper=True)\n")
     serial = source.replace("def kernel(", "def kernel_serial(", 1)
     main = split.replace("\ndef kernel(", "\n" + deco.format(False) + "def kernel(", 1) \
         if split is not None else deco.format(parallel) + source

@@ -12,7 +12,7 @@ from numba import types
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from lazyarray.backends.numba_fp import (ROUND, ROUND_BITS, SCALEF, bits_as_float64,
+from lazyarray.backends.numba_fp import (HELPER, ROUND, ROUND_BITS, SCALEF, bits_as_float64,
                                          float64_as_bits, float_arg, fma, ldexp)
 from lazyarray.backends.numba_log import LOG_LN2_HI, LOG_LN2_LO
 
@@ -48,7 +48,7 @@ def exp(x):
     return np.exp(x)
 
 
-@overload(exp)
+@overload(exp, jit_options=HELPER)
 def _exp(x):
     if not isinstance(x, types.Float):
         return lambda x: np.exp(x)
@@ -59,7 +59,7 @@ def exp_nonpositive(x):
     return np.exp(x)
 
 
-@overload(exp_nonpositive)
+@overload(exp_nonpositive, jit_options=HELPER)
 def _exp_nonpositive(x):
     """`exp` of an argument the code generator knows is <= 0 or NaN (`exp(-(x - y)**2)`):
     the same values without the upper clamp (one instruction of about 25)."""
@@ -120,7 +120,7 @@ _TWO_162, _TWO_M162, _TWO_54, _TWO_M54 = 2.0 ** 162, 2.0 ** -162, 2.0 ** 54, 2.0
 _CBRT_GUESS = 0x2A9F7893782DA1CE  # about (2/3 * 1023) << 52, less the guess's mean error
 
 
-@overload(cbrt, inline="always")
+@overload(cbrt, inline="always", jit_options=HELPER)
 def _cbrt(x):
     if not float_arg(x):
         return lambda x: np.cbrt(x)
@@ -162,7 +162,7 @@ def expm1(x):
     return np.expm1(x)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _expm1_sum(vc):
     """expm1(vc) for vc in [-45, 709.8] as sm + tail (|tail| below sm's ulp) and n, the
     result's power of two: the value is (sm + tail) * 2 when n > 1023."""
@@ -208,7 +208,7 @@ def _expm1_sum(vc):
     return sm, se + ae + scale * ql, k
 
 
-@overload(expm1, inline="always")  # into its one compiled form (numba_scalar, `_inlined_by_llvm`)
+@overload(expm1, inline="always", jit_options=HELPER)  # into its one compiled form (numba_scalar, `_inlined_by_llvm`)
 def _expm1(x):
     if not float_arg(x):
         return lambda x: np.expm1(x)
@@ -235,7 +235,7 @@ def tanh(x):
     return np.tanh(x)
 
 
-@overload(tanh, inline="always")
+@overload(tanh, inline="always", jit_options=HELPER)
 def _tanh(x):
     if not float_arg(x):
         return lambda x: np.tanh(x)
@@ -268,7 +268,7 @@ def cosh(x):
     return np.cosh(x)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _hyperbolic_core(a):
     """For a = |x| (or NaN): (t_hi, t_lo), t = expm1(a), for a < 22; and e**a / 2 for
     a >= 22 (inf from its overflow on), as (e**(a/2))**2 / 2 with the square in
@@ -284,7 +284,7 @@ def _hyperbolic_core(a):
     return th, tl, big, (p if p == np.inf else half_square)  # (overflow: the fma term is -inf)
 
 
-@overload(sinh, inline="always")
+@overload(sinh, inline="always", jit_options=HELPER)
 def _sinh(x):
     if not float_arg(x):
         return lambda x: np.sinh(x)
@@ -307,7 +307,7 @@ def _sinh(x):
     return impl
 
 
-@overload(cosh, inline="always")
+@overload(cosh, inline="always", jit_options=HELPER)
 def _cosh(x):
     if not float_arg(x):
         return lambda x: np.cosh(x)
@@ -373,7 +373,7 @@ _POW_C, _POW_LOG_HI, _POW_LOG_LO = _pow_tables()
 _POW_P = tuple((-1.0) ** j / (j + 3) for j in range(7))  # log1p(r) = r - r**2/2 + r**3 P(r)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _pow_log(a):
     """log(a) for a positive finite a (subnormal included) as hi + lo, to about 2**-75."""
     p0, p1, p2, p3, p4, p5, p6 = _POW_P
@@ -428,7 +428,7 @@ def _pow_exp(scalef: bool):
     q2, q3, q4, q5, q6 = _EXP_T_Q
     c_hi, c_lo = _LN2_64
 
-    @numba.njit(inline="always")
+    @numba.njit(inline="always", **HELPER)
     def exp_dd(zh, zl):
         zc = min(max(zh, -746.0), 710.0)  # beyond: 0 and inf
         zl = zl if zc == zh else 0.0
@@ -487,7 +487,7 @@ def exp2(x):
     return np.exp2(x)
 
 
-@overload(exp2, inline="always")
+@overload(exp2, inline="always", jit_options=HELPER)
 def _exp2(x):
     if not float_arg(x):
         return lambda x: np.exp2(x)

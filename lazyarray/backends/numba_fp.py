@@ -31,6 +31,12 @@ def _has_avx512() -> bool:
 SCALEF = _has_avx512()
 
 
+# Numba's options for every helper a kernel calls (overloads and jitted functions): a helper
+# is only ever called from compiled code, so neither of the wrappers Numba builds and optimizes
+# for each compiled function (the Python-callable one, the C-callable one) is wanted; with
+# them, every helper specialization cost a kernel's compile tens of milliseconds more
+HELPER = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
 @intrinsic
 def bits_as_float64(typingctx, bits):
     """The float64 whose IEEE bits are the int64 `bits` (a register move, vectorizable)."""

@@ -11,7 +11,8 @@ import numba
 import numpy as np
 from numba.extending import overload
 
-from lazyarray.backends.numba_fp import bits_as_float64, float64_as_bits, float_arg, fma
+from lazyarray.backends.numba_fp import (HELPER, bits_as_float64, float64_as_bits, float_arg,
+                                         fma)
 
 
 # Derivations (no code from other libraries): the polynomials are the functions' Taylor series,
@@ -37,7 +38,7 @@ def log(x):
     return np.log(x)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _log_core(u, kshift, extra):
     """log(u) + extra for a positive normal u (extra: a correction well below u's ulp),
     minus kshift*ln2 (u was scaled by 2**kshift)."""
@@ -45,7 +46,7 @@ def _log_core(u, kshift, extra):
     return hi + tail
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _log_parts(u, kshift, extra):
     """`_log_core`'s value unrounded, as hi + tail (tail well below hi's ulp)."""
     t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11 = _LOG_T
@@ -133,7 +134,7 @@ def arccosh(x):
     return np.arccosh(x)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _log_of_root_sum(a, sign):
     """log(a + sqrt(a*a + sign)) for a >= 0 (sign +1) or a >= 1 (sign -1), a < 2**28."""
     p = a * a
@@ -150,7 +151,7 @@ def _log_of_root_sum(a, sign):
     return hi + tail
 
 
-@overload(arcsinh, inline="always")
+@overload(arcsinh, inline="always", jit_options=HELPER)
 def _arcsinh(x):
     if not float_arg(x):
         return lambda x: np.arcsinh(x)
@@ -169,7 +170,7 @@ def _arcsinh(x):
     return impl
 
 
-@overload(arccosh, inline="always")
+@overload(arccosh, inline="always", jit_options=HELPER)
 def _arccosh(x):
     if not float_arg(x):
         return lambda x: np.arccosh(x)
@@ -194,7 +195,7 @@ def arctanh(x):
     return np.arctanh(x)
 
 
-@overload(arctanh, inline="always")
+@overload(arctanh, inline="always", jit_options=HELPER)
 def _arctanh(x):
     if not float_arg(x):
         return lambda x: np.arctanh(x)
@@ -226,7 +227,7 @@ def log1p(x):
     return np.log1p(x)
 
 
-@overload(log)
+@overload(log, jit_options=HELPER)
 def _log(x):
     if not float_arg(x):
         return lambda x: np.log(x)
@@ -243,7 +244,7 @@ def _log(x):
     return impl
 
 
-@overload(log1p)
+@overload(log1p, jit_options=HELPER)
 def _log1p(x):
     """log1p(x) = log(u) + c/u with u = 1 + x rounded and c its exact rounding error
     (two-sum): log(u + c) = log(u) + c/u + O((c/u)**2), and c/u is below 2**-53."""

@@ -12,6 +12,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from lazyarray.backends.numba_fp import HELPER
+
 
 @intrinsic
 def sum_step(typingctx, acc, x):
@@ -74,7 +76,7 @@ _pairwise_frames = _stack_array(types.int64, 192)
 _pairwise_firsts = _stack_array(types.float64, 64)
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, **HELPER)
 def _pairwise_block(a, lo, n):
     """The sum of a[lo:lo + n], n <= PAIRWISE_BLOCK, as NumPy's pairwise loop adds a block:
     below 8 elements one running sum; else eight running sums combined as a balanced tree,
@@ -107,7 +109,7 @@ def _pairwise_block(a, lo, n):
     return res
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, **HELPER)
 def pairwise_sum(a, lo, n):
     """The sum of a[lo:lo + n] in the order of NumPy's float pairwise summation (its
     `pairwise_sum` in numpy/_core/src/umath/loops_utils.h.src): a block of at most

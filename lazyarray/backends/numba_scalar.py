@@ -19,7 +19,7 @@ from numba.np.numpy_support import as_dtype
 
 from lazyarray.backends.numba_exp import (  # noqa: F401
     cbrt, cosh, exp, exp2, exp_impl, exp_nonpositive, expm1, pow_impl, sinh, tanh)
-from lazyarray.backends.numba_fp import SCALEF
+from lazyarray.backends.numba_fp import HELPER, SCALEF
 from lazyarray.backends.numba_fp import float64_as_bits as _float64_as_bits  # noqa: F401
 from lazyarray.backends.numba_log import (  # noqa: F401
     arccosh, arcsinh, arctanh, log, log1p, log2, log10)
@@ -61,7 +61,7 @@ def frexp_exponent(x):
     return np.frexp(x)[1]
 
 
-@overload(power, inline="always")
+@overload(power, inline="always", jit_options=HELPER)
 def _power(a, b):
     if isinstance(a, types.Integer) and isinstance(b, types.Integer):
         one = _typed(a, 1)
@@ -86,7 +86,7 @@ def _power(a, b):
     return lambda a, b: np.power(a, b)
 
 
-@overload(heaviside)
+@overload(heaviside, jit_options=HELPER)
 def _heaviside(x, h):
     def impl(x, h):
         if x != x:
@@ -99,7 +99,7 @@ def _heaviside(x, h):
     return impl
 
 
-@overload(bitwise_count)
+@overload(bitwise_count, jit_options=HELPER)
 def _bitwise_count(x):
     def impl(x):
         v = np.uint64(abs(np.int64(x))) if x < 0 else np.uint64(x)
@@ -111,7 +111,7 @@ def _bitwise_count(x):
     return impl
 
 
-@overload(modf_frac)
+@overload(modf_frac, jit_options=HELPER)
 def _modf_frac(x):
     def impl(x):
         if math.isinf(x):
@@ -120,7 +120,7 @@ def _modf_frac(x):
     return impl
 
 
-@overload(modf_int)
+@overload(modf_int, jit_options=HELPER)
 def _modf_int(x):
     def impl(x):
         if math.isinf(x) or x != x:
@@ -129,12 +129,12 @@ def _modf_int(x):
     return impl
 
 
-@overload(frexp_mantissa)
+@overload(frexp_mantissa, jit_options=HELPER)
 def _frexp_mantissa(x):
     return lambda x: math.frexp(x)[0]
 
 
-@overload(frexp_exponent)
+@overload(frexp_exponent, jit_options=HELPER)
 def _frexp_exponent(x):
     return lambda x: np.int32(math.frexp(x)[1])
 
@@ -167,7 +167,7 @@ def _divmod_float(a, b):
     return floordiv, mod
 
 
-@overload(floor_divide)
+@overload(floor_divide, jit_options=HELPER)
 def _floor_divide(a, b):
     if isinstance(a, types.Integer) and isinstance(b, types.Integer):
         # never trap: x // 0 is 0 (NumPy), and MIN // -1 (a hardware trap) wraps to MIN
@@ -183,7 +183,7 @@ def _floor_divide(a, b):
             return np.floor_divide(a, b)
         return impl
     if isinstance(a, types.Float) and isinstance(b, types.Float):
-        fdiv = numba.njit(_divmod_float)
+        fdiv = numba.njit(_divmod_float, **HELPER)
 
         def impl(a, b):
             if b == 0:
@@ -193,7 +193,7 @@ def _floor_divide(a, b):
     return lambda a, b: np.floor_divide(a, b)
 
 
-@overload(remainder)
+@overload(remainder, jit_options=HELPER)
 def _remainder(a, b):
     if isinstance(a, types.Integer) and isinstance(b, types.Integer):
         zero = _typed(a, 0)
@@ -201,7 +201,7 @@ def _remainder(a, b):
             return lambda a, b: zero if b == 0 else np.remainder(a, b)
         return lambda a, b: zero if b == 0 or b == -1 else np.remainder(a, b)
     if isinstance(a, types.Float) and isinstance(b, types.Float):
-        fdiv = numba.njit(_divmod_float)
+        fdiv = numba.njit(_divmod_float, **HELPER)
 
         def impl(a, b):
             if b == 0:
@@ -223,7 +223,7 @@ def gather_index(j, n, err):
     return j
 
 
-@overload(gather_index)
+@overload(gather_index, jit_options=HELPER)
 def _gather_index(j, n, err):
     def impl(j, n, err):
         k = np.int64(j)
@@ -249,7 +249,7 @@ def _typed(t, value):
     return as_dtype(t).type(value)
 
 
-@overload(left_shift)
+@overload(left_shift, jit_options=HELPER)
 def _left_shift(a, b):
     bits, zero = a.bitwidth, _typed(a, 0)  # NumPy: a count outside [0, bits) shifts all out
 
@@ -260,7 +260,7 @@ def _left_shift(a, b):
     return impl
 
 
-@overload(right_shift)
+@overload(right_shift, jit_options=HELPER)
 def _right_shift(a, b):
     bits, zero = a.bitwidth, _typed(a, 0)
 
@@ -279,7 +279,7 @@ def sign(x):
     return np.sign(x)
 
 
-@overload(fmod)
+@overload(fmod, jit_options=HELPER)
 def _fmod(a, b):
     if isinstance(a, types.Integer) and isinstance(b, types.Integer):
         zero = _typed(a, 0)
@@ -297,7 +297,7 @@ def _fmod(a, b):
     return lambda a, b: np.fmod(a, b)
 
 
-@overload(sign)
+@overload(sign, jit_options=HELPER)
 def _sign(x):
     if isinstance(x, types.Integer) and not x.signed:
         zero, one = _typed(x, 0), _typed(x, 1)
@@ -321,7 +321,7 @@ def minimum(a, b):
     return np.minimum(a, b)
 
 
-@overload(maximum)
+@overload(maximum, jit_options=HELPER)
 def _maximum(a, b):
     if not (isinstance(a, types.Float) and isinstance(b, types.Float)):
         return lambda a, b: np.maximum(a, b)
@@ -332,7 +332,7 @@ def _maximum(a, b):
     return impl
 
 
-@overload(minimum)
+@overload(minimum, jit_options=HELPER)
 def _minimum(a, b):
     if not (isinstance(a, types.Float) and isinstance(b, types.Float)):
         return lambda a, b: np.minimum(a, b)
@@ -347,7 +347,7 @@ def spacing(x):
     return np.spacing(x)
 
 
-@overload(spacing)
+@overload(spacing, jit_options=HELPER)
 def _spacing(x):
     inf = _typed(x, np.inf)
 

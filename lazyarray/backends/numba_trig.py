@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from numba.extending import overload
 
-from lazyarray.backends.numba_fp import ROUND, float64_as_bits, float_arg, fma
+from lazyarray.backends.numba_fp import HELPER, ROUND, float64_as_bits, float_arg, fma
 
 
 # Derivations (no code from other libraries): the polynomials are the functions' Taylor series,
@@ -36,7 +36,7 @@ _SIN_C = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(1, 10))  # r
 _COS_C = tuple((-1) ** k / math.factorial(2 * k) for k in range(2, 11))  # r**4 .. r**20
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _sincos_parts(v):
     """(the rounded sum's bits, whose low bits are n mod 4; sin and cos of v as unrounded sums
     hi + tail each) for |v| <= TRIG_BIG, by arithmetic only.
@@ -88,7 +88,7 @@ def _sincos_parts(v):
     return float64_as_bits(big), h, st, wc, ct
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _sincos_core(v, odd):
     """sin(v) (odd=0) or cos(v) (odd=1) for |v| <= TRIG_BIG: the quadrant (n mod 4, plus 1
     for cos) picks the sum and the sign."""
@@ -118,7 +118,7 @@ def trig_big(x):
     return abs(x) > TRIG_BIG
 
 
-@overload(sin_fast)
+@overload(sin_fast, jit_options=HELPER)
 def _sin_fast(x):
     """sin for |x| <= TRIG_BIG (and NaN, +-0, subnormals); a value of no use above it (the
     kernel replaces it). Always float64: the kernel rounds to the result dtype."""
@@ -132,7 +132,7 @@ def _sin_fast(x):
     return impl
 
 
-@overload(cos_fast)
+@overload(cos_fast, jit_options=HELPER)
 def _cos_fast(x):
     if not float_arg(x):
         return lambda x: np.cos(x)
@@ -144,7 +144,7 @@ def _cos_fast(x):
     return impl
 
 
-@overload(trig_big)
+@overload(trig_big, jit_options=HELPER)
 def _trig_big(x):
     """Does x take the slow path (|x| > TRIG_BIG, or +-inf)? An int, to add up over a block."""
     if not float_arg(x):
@@ -188,7 +188,7 @@ def tan(x):
     return np.tan(x)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _tan_core(v):
     """tan(v) for |v| <= TRIG_BIG, by arithmetic only."""
     bits, h, st, wc, ct = _sincos_parts(v)
@@ -203,7 +203,7 @@ def _tan_core(v):
     return -r if odd else r
 
 
-@overload(tan_fast, inline="always")
+@overload(tan_fast, inline="always", jit_options=HELPER)
 def _tan_fast(x):
     """tan for |x| <= TRIG_BIG (and NaN, +-0, subnormals); of no use above (`sin_fast`)."""
     if not float_arg(x):
@@ -247,7 +247,7 @@ def arctan2(y, x):
     return np.arctan2(y, x)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _atan_unit(th, tl):
     """atan(th + tl) for 0 <= th <= 1 (tl below th's ulp), as r_hi + r_lo."""
     c1, c2, c3, c4, c5, c6, c7 = _ATAN_T
@@ -275,14 +275,14 @@ def _atan_unit(th, tl):
     return rh, tail - (rh - sh)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _minus(ch, cl, rh, rl):
     """(ch + cl) - (rh + rl) rounded once, for ch >= 2 rh > 0 (no cancellation)."""
     h = ch - rh
     return h + (((ch - h) - rh) + cl - rl)
 
 
-@overload(arctan, inline="always")
+@overload(arctan, inline="always", jit_options=HELPER)
 def _arctan(x):
     if not float_arg(x):
         return lambda x: np.arctan(x)
@@ -301,7 +301,7 @@ def _arctan(x):
     return impl
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _atan_ratio(ah, al, bh, bl):
     """atan((ah + al) / (bh + bl)) for two non-negative double-doubles (inf and zero
     included; 0/0 is 0), in [0, pi/2], as r_hi + r_lo."""
@@ -319,7 +319,7 @@ def _atan_ratio(ah, al, bh, bl):
     return (h, hl) if swap else (rh, rl)
 
 
-@overload(arctan2, inline="always")
+@overload(arctan2, inline="always", jit_options=HELPER)
 def _arctan2(y, x):
     if not (float_arg(y) and float_arg(x)):
         return lambda y, x: np.arctan2(y, x)
@@ -346,7 +346,7 @@ def arccos(x):
     return np.arccos(x)
 
 
-@numba.njit(inline="always")
+@numba.njit(inline="always", **HELPER)
 def _unit_root(a):
     """sqrt(1 - a*a) for 0 <= a <= 1 as a double-double (NaN above 1)."""
     p = a * a
@@ -358,7 +358,7 @@ def _unit_root(a):
     return sh, sl
 
 
-@overload(arcsin, inline="always")
+@overload(arcsin, inline="always", jit_options=HELPER)
 def _arcsin(x):
     if not float_arg(x):
         return lambda x: np.arcsin(x)
@@ -373,7 +373,7 @@ def _arcsin(x):
     return impl
 
 
-@overload(arccos, inline="always")
+@overload(arccos, inline="always", jit_options=HELPER)
 def _arccos(x):
     if not float_arg(x):
         return lambda x: np.arccos(x)

@@ -54,8 +54,9 @@ from lazyarray.codegen.layout import Spec
 # index checked by one call (`_h.gather_index`), not six lines of source per index; 37: a
 # streamed store's private flag as an array (`_fp_scopes`: Numba's reduction analysis); 38: an
 # array in streamed loops only (a variable in row and moment loops again); 39: float64 add,
-# subtract, multiply and divide of float64 operands as Python operators (`OpDef.f8`)
-CODEGEN_VERSION = 39
+# subtract, multiply and divide of float64 operands as Python operators (`OpDef.f8`); 40:
+# kernels compiled without Numba's C-callable wrapper (`numba_cpu.compile_kernel`)
+CODEGEN_VERSION = 40
 
 
 def render(comp: Module, spec: Spec, exact: bool = False) -> str:
