@@ -94,6 +94,9 @@ def pytest_collection_modifyitems(config, items):
     # skipped), so the default run reports them as "deselected".
     if not (config.getoption("--runslow") or "slow" in (config.getoption("markexpr") or "")):
         _deselect(config, items, lambda k, item: "slow" not in item.keywords)
+    # heavy tests first: pytest-xdist hands out the first quarter of the tests in turn, so
+    # the minute-long ones spread over the workers instead of ending one worker's run alone
+    items.sort(key=lambda item: "heavy" not in item.keywords)  # (a stable sort)
     if config.getoption("--shard"):
         i, n = map(int, config.getoption("--shard").split("/"))
         if not 0 <= i < n:

@@ -41,11 +41,13 @@ def _run_simulated(args: list[str], tmp_path, profile: str = "sim") -> None:
     assert proc.returncode == 0, proc.stdout[-20000:] + proc.stderr[-5000:]
 
 
+@pytest.mark.heavy
 def test_cuda_backend_on_the_simulator(tmp_path):
     _run_simulated(["tests/cuda"], tmp_path)
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("path, shard", [(p, f"{i}/{SHARDS.get(p, 1)}") for p in DIFFERENTIAL
                                          for i in range(SHARDS.get(p, 1))])
 def test_differential_suite_on_the_cuda_simulator(path, shard, tmp_path):

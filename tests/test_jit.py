@@ -280,6 +280,7 @@ def test_value_errors_surface_on_replay(compiled):
         f(x, -np.ones(40, np.int64))
 
 
+@pytest.mark.heavy
 @settings(max_examples=max(10, settings().max_examples // 3))
 @given(program=programs())
 def test_random_programs_jitted(program):

@@ -232,6 +232,7 @@ def run_moments(xp, x, axes, how, ddof, keepdims):
     return [getattr(x, how)(axis=axes, ddof=ddof, keepdims=keepdims)]
 
 
+@pytest.mark.heavy
 @settings(max_examples=40, deadline=None)
 @given(moment_programs())
 def test_generated_moment_programs_match_numpy(prog):

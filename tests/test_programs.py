@@ -28,6 +28,7 @@ ill-conditioned and not compared.
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import example, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -549,6 +550,7 @@ FLOAT32_ROUNDING_CAST_UP = Program(
     + [Step("unary", "negative", (0,))] * 13 + [Step("astype", "float64", (256,))])
 
 
+@pytest.mark.heavy
 @settings(max_examples=settings().max_examples)
 @given(program=programs())
 @example(program=TANH_AT_CLIP)

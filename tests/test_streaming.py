@@ -193,6 +193,7 @@ def test_streamed_rows_warn_like_numpy(streaming):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @settings(max_examples=25, deadline=None)
 @given(program=programs())
 def test_generated_programs_streamed(streaming, program):

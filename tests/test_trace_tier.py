@@ -799,6 +799,7 @@ def test_random_programs_match_numpy(prog):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @settings(max_examples=300, deadline=None)
 @given(programs())
 def test_random_programs_match_numpy_compiled(prog):

@@ -83,6 +83,7 @@ def test_programs_match_numpy(size, mode):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("size", SIZES)
 def test_programs_match_numpy_long(size, mode):

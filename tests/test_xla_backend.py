@@ -727,6 +727,7 @@ DIFFERENTIAL = ["tests/test_elementwise.py", "tests/test_reductions.py", "tests/
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("path", DIFFERENTIAL,
                          ids=lambda p: "smaller-files" if " " in p else p.split("/")[-1])
 def test_differential_suite_on_xla(path, tmp_path):
