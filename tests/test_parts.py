@@ -3,6 +3,7 @@ the rewrite of a kernel's source, what it declines, and the compiled kernels' va
 thread count against the loops as Python runs them."""
 
 import ast
+import re
 
 import numpy as np
 import pytest
@@ -238,3 +239,34 @@ def test_scratch_blocks_are_allocated_once_a_part_not_once_an_iteration():
     got, want = np.zeros(50), np.zeros(50)
     assert compiled(got, x, 50, 3) == python(want, x, 50, 3)
     assert np.array_equal(got, x) and np.array_equal(want, x)
+
+
+
+def _wrappers(library) -> set:
+    """The Python-callable and C-callable wrappers a Numba library defines."""
+    return set(re.findall(r'define [^@]*@"?((?:cpython|cfunc)\.[^"(]*)', library.get_llvm_str()))
+
+
+def test_kernels_and_helpers_compile_without_the_wrappers_nothing_calls(compiled, tmp_path):
+    """A kernel is called through Numba's Python wrapper (or its native image's): Numba's
+    C-callable wrapper is not built for it. A helper is only called from compiled code:
+    neither wrapper is built for it (together about a tenth of a small kernel's compile)."""
+    x = np.linspace(1.0, 2.0, 50)
+    with la.options(cache_dir=str(tmp_path)):  # (compiled here, not linked from an image)
+        a = la.asarray(x)
+        y = np.asarray(la.floor_divide(la.exp(a), 0.25) + la.maximum(a, 1.5)
+                       + la.remainder(a, 0.3))
+    np.testing.assert_array_equal(y, np.floor_divide(np.exp(x), 0.25) + np.maximum(x, 1.5)
+                                  + np.remainder(x, 0.3))
+    entry = next(e for e in kernels.cache.values() if e.source and "_h.remainder(" in e.source)
+    kernels.ensure_kernel(entry)
+    results = [c for d in entry.kernel for c in d.overloads.values()]
+    assert results and all(d.targetoptions["no_cfunc_wrapper"] for d in entry.kernel)
+    helpers = set()
+    for c in results:
+        assert not any(w.startswith("cfunc.") for w in _wrappers(c.library))
+        for lib in c.library._linking_libraries:
+            if lib.name.split(".")[0] in ("_floor_divide", "_maximum", "_remainder"):
+                helpers.add(lib.name.split(".")[0])
+                assert not _wrappers(lib), lib.name
+    assert helpers == {"_floor_divide", "_maximum", "_remainder"}
