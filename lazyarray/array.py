@@ -704,6 +704,7 @@ def _gather_order(layout: np.ndarray, node: Node) -> tuple | None:
 
 
 _GETITEM = build.getitem
+_FAST_KEYS = frozenset({tuple, int, slice})  # keys `Array._fast_region_write` may take
 _scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array's cost)
 
 
@@ -1961,6 +1962,9 @@ class Array:
 
     def __setitem__(self, key, value) -> None:
         """a[key] = value: NumPy's broadcasting and (unsafe) casting, seen by every view."""
+        if type(key) in _FAST_KEYS and not self._chain and self._val is None \
+                and self._fast_region_write(key, value):
+            return None
         if not self._chain and self._is_scalar():
             raise TypeError(f"'{type(self.dtype.type(0)).__name__}' object does not support "
                             "item assignment")
@@ -2049,6 +2053,46 @@ class Array:
         if not v.flags.writeable:  # read-only again once `Node.value` hands it out
             v.flags.writeable = True
         return v
+
+    def _fast_region_write(self, key, value) -> bool:
+        """`_region_write`'s common case, tested first and briefly (a loop's `u[i, 1:-1] =
+        row`, `x[i, j] = v`): a whole computed array of the host whose version nothing else
+        observes, a key of Python ints and slices, a computed value, a region of fewer elements
+        than the eager tier's size: NumPy's setitem into the buffer, with NumPy's errors.
+        False (nothing done) for anything else, which the other paths take."""
+        st = self._st
+        if st is None or st.perm is not None or st.scalar \
+                or type(key) is tuple and not _slicing(key):
+            return False
+        t = type(value)
+        if t is Array:
+            value = value._val  # (an eager value: an ndarray or a NumPy scalar)
+            if value is None:
+                return False
+        elif t is not float and t is not int and t is not _ndarray:
+            return False
+        fake, proxy = st._fake, self._proxy
+        if fake is not None and not fake.flags.writeable \
+                or proxy is not None and not proxy.flags.writeable:
+            return False
+        opts = _options()
+        if opts.backend not in _HOST_BACKENDS or _JIT_TRACING() is not None:
+            return False
+        node = st.node
+        v = node._host
+        if v is None or node.op != "buffer":
+            return False
+        self._vnode = None
+        if not version_is_dead(node, v):
+            return False
+        region = v[key]  # (NumPy checks the key)
+        if not 0 < (region.size if type(region) is _ndarray else 1) < opts.eager_limit:
+            return False
+        if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
+            v.flags.writeable = True
+        v[key] = value
+        stats.eager_write()
+        return True
 
     def _region_write(self, key, value) -> bool:
         """The eager tier's write into a small region of a computed array of any size:

@@ -3,6 +3,8 @@ version reads elsewhere (`runtime/buffers.hazard`, `_later_reads_elsewhere`), an
 whenever a reader overlaps it. Values are checked against NumPy bit for bit; the counters
 say which writes ran in place."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -324,3 +326,79 @@ def test_time_steps_reading_slices_of_the_last_step_copy_no_step_into_the_next(s
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-15)
     assert sizes <= 40, sizes  # (38 at 3 steps and at 9; before: 62 and 206)
     assert info["updates_copied"] <= 6 and info["updates_in_place"] >= 2 * steps - 4, info
+
+
+
+def _writes(la_x, np_x, key, value):
+    """`x[key] = value` on both: (NumPy's exception type or None, the eager writes it took,
+    the warning categories of each)."""
+    before = la.cache_info()["eager_writes"]
+    errors, caught = [], []
+    for x in (la_x, np_x):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                x[key] = value if x is np_x or not isinstance(value, np.ndarray) \
+                    else la.asarray(value) * 1  # (a computed value of lazyarray's)
+                errors.append(None)
+            except Exception as exc:  # noqa: BLE001 - NumPy's type is the expectation
+                errors.append(type(exc))
+        caught.append(sorted(m.category.__name__ for m in w))
+    assert errors[0] == errors[1], errors
+    return errors[0], la.cache_info()["eager_writes"] - before, caught
+
+
+@pytest.mark.parametrize("key", [(3, slice(1, -1)), 3, slice(2, 5), (2, 4),
+                                 (-1, slice(None, None, -2)), (slice(1, 3), slice(0, 7, 3))])
+def test_a_small_write_into_a_computed_array_is_numpys_setitem_in_place(key):
+    """The short path of a loop's row or element write (`u[i, 1:-1] = row`, `x[i] = v`):
+    NumPy's setitem into the buffer of a computed array whose version nothing observes,
+    with NumPy's values; a view taken before sees it; a pending reader keeps the old values."""
+    rng = np.random.default_rng(3)
+    base = rng.random((8, 9))
+    value = np.asarray(rng.random((8, 9))[key]) * 10
+    x, ref = la.asarray(base) + 0.0, base + 0.0
+    np.asarray(x)  # (computed)
+    view = x[1:, ::2]
+    err, eager, _ = _writes(x, ref, key, value)
+    assert err is None and eager == 1
+    np.testing.assert_array_equal(np.asarray(x), ref)
+    np.testing.assert_array_equal(np.asarray(view), ref[1:, ::2])
+    pending, expected = x * 2.0, ref * 2.0  # (reads this version)
+    err, eager, _ = _writes(x, ref, key, value + 1.0)
+    assert err is None and eager == 0  # (the version is read: not written in place)
+    np.testing.assert_array_equal(np.asarray(pending), expected)
+    np.testing.assert_array_equal(np.asarray(x), ref)
+
+
+@pytest.mark.parametrize("case", ["read-only", "bad index", "bad shape", "nan into ints",
+                                  "float into ints", "complex into floats"])
+def test_a_small_write_raises_and_casts_as_numpy(case):
+    """The short path's errors and casts are NumPy's: a read-only array, an index out of
+    bounds, a shape that does not broadcast, NaN into an integer array raise NumPy's
+    exception type; a float into ints truncates; a complex into floats drops the imaginary
+    part, with NumPy's warning."""
+    dtype = np.int64 if "ints" in case else np.float64
+    ref = np.arange(20, dtype=dtype).reshape(4, 5)
+    x = la.asarray(ref) + 0
+    np.asarray(x)
+    ref = ref + 0
+    key, value = (1, slice(0, 3)), np.array([7.0, 8.0, 9.0])
+    if case == "read-only":
+        x.setflags(write=False)
+        ref.setflags(write=False)
+    elif case == "bad index":
+        key = (9, slice(0, 3))
+    elif case == "bad shape":
+        value = np.array([1.0, 2.0])
+    elif case == "nan into ints":
+        value, key = np.nan, (1, 2)
+    elif case == "float into ints":
+        value = np.array([7.9, -8.9, 9.5])
+    elif case == "complex into floats":
+        value = np.array([1 + 2j, 3 - 1j, 0.5j])
+    err, _, (la_warned, np_warned) = _writes(x, ref, key, value)
+    assert (err is None) == (case in ("float into ints", "complex into floats")), err
+    assert la_warned == np_warned
+    if err is None:
+        np.testing.assert_array_equal(np.asarray(x), ref)
