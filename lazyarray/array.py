@@ -705,6 +705,7 @@ def _gather_order(layout: np.ndarray, node: Node) -> tuple | None:
 
 _GETITEM = build.getitem
 _FAST_KEYS = frozenset({tuple, int, slice})  # keys `Array._fast_region_write` may take
+_WHOLE_VIEW = (Ellipsis,)  # `_region_buffer`'s key for the whole of a view (no indexing)
 _scalar_array = np.asarray  # a fresh 0-d array of a NumPy scalar (half np.array's cost)
 
 
@@ -1455,7 +1456,7 @@ def _inplace(name: str):
             # a small view of a computed array: NumPy's own in-place ufunc into its buffer
             o = _written_value(other)
             out = None if o is None or not layout.size else self._region_buffer(
-                layout, (Ellipsis,))
+                layout, _WHOLE_VIEW)
             if out is not None:
                 eager_op()
                 UFUNCS[name]._np(out, o, out=out)
@@ -2161,7 +2162,7 @@ class Array:
                     break
                 v = v[args[0]]
             else:
-                return v[key]
+                return v if key is _WHOLE_VIEW else v[key]
             v = node._host
         # (the buffer is C-ordered like the fake base: the target's place in it is the same)
         at = target.__array_interface__["data"][0] - st.fake().__array_interface__["data"][0]
