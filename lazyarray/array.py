@@ -1429,6 +1429,15 @@ def _binary(name: str, py_op, reflected: bool = False, via: ufunc | None = None)
 
 def _inplace(name: str):
     def method(self, other):
+        if len(self._chain) == 1 and self._val is None:  # a loop's `c[i, :i + 1] += x`
+            t = type(other)
+            o = other if t is float or t is int else _written_value(other)
+            out = None if o is None else self._slice_buffer()
+            if out is not None:
+                eager_op()
+                UFUNCS[name]._np(out, o, out=out)
+                stats.eager_write()
+                return self
         v = self._val
         st = self._st
         if v is None and st is not None and not self._chain and not st.scalar \
@@ -2061,16 +2070,16 @@ class Array:
         observes, a key of Python ints and slices, a computed value, a region of fewer elements
         than the eager tier's size: NumPy's setitem into the buffer, with NumPy's errors.
         False (nothing done) for anything else, which the other paths take."""
-        st = self._st
-        if st is None or st.perm is not None or st.scalar \
-                or type(key) is tuple and not _slicing(key):
-            return False
         t = type(value)
         if t is Array:
             value = value._val  # (an eager value: an ndarray or a NumPy scalar)
             if value is None:
                 return False
         elif t is not float and t is not int and t is not _ndarray:
+            return False
+        st = self._st
+        if st is None or st.perm is not None or st.scalar \
+                or type(key) is tuple and not _slicing(key):
             return False
         fake, proxy = st._fake, self._proxy
         if fake is not None and not fake.flags.writeable \
@@ -2094,6 +2103,32 @@ class Array:
         v[key] = value
         stats.eager_write()
         return True
+
+    def _slice_buffer(self) -> np.ndarray | None:
+        """`_region_buffer`'s common case, tested first and briefly (the in-place operator of
+        a loop's `c[i, :i + 1] += x`): a slicing view, writable, of fewer elements than the
+        eager tier's size, of a whole computed array of the host whose version nothing else
+        observes; its elements in the buffer as a writable NumPy view. None for anything
+        else, which the other paths take."""
+        st, proxy = self._st, self._proxy
+        fn, args = self._chain[0]
+        if st is None or fn is not _GETITEM or st.perm is not None \
+                or not proxy.flags.writeable:
+            return None
+        opts = _options()
+        if not 0 < proxy.size < opts.eager_limit or opts.backend not in _HOST_BACKENDS \
+                or _JIT_TRACING() is not None:
+            return None
+        node = st.node
+        v = node._host
+        if v is None or node.op != "buffer":
+            return None
+        self._vnode = None  # (this view's own memo of the version is no reader of it)
+        if not version_is_dead(node, v):
+            return None
+        if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
+            v.flags.writeable = True
+        return v[args[0]]
 
     def _region_write(self, key, value) -> bool:
         """The eager tier's write into a small region of a computed array of any size:
