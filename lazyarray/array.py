@@ -2085,21 +2085,12 @@ class Array:
         if fake is not None and not fake.flags.writeable \
                 or proxy is not None and not proxy.flags.writeable:
             return False
-        opts = _options()
-        if opts.backend not in _HOST_BACKENDS or _JIT_TRACING() is not None:
-            return False
-        node = st.node
-        v = node._host
-        if v is None or node.op != "buffer":
-            return False
-        self._vnode = None
-        if not version_is_dead(node, v):
+        v = self._dead_host_buffer(st)
+        if v is None:
             return False
         region = v[key]  # (NumPy checks the key)
-        if not 0 < (region.size if type(region) is _ndarray else 1) < opts.eager_limit:
+        if not 0 < (region.size if type(region) is _ndarray else 1) < _options().eager_limit:
             return False
-        if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
-            v.flags.writeable = True
         v[key] = value
         stats.eager_write()
         return True
@@ -2113,22 +2104,28 @@ class Array:
         st, proxy = self._st, self._proxy
         fn, args = self._chain[0]
         if st is None or fn is not _GETITEM or st.perm is not None \
-                or not proxy.flags.writeable:
+                or not proxy.flags.writeable or not 0 < proxy.size < _options().eager_limit:
             return None
-        opts = _options()
-        if not 0 < proxy.size < opts.eager_limit or opts.backend not in _HOST_BACKENDS \
-                or _JIT_TRACING() is not None:
+        v = self._dead_host_buffer(st)
+        return None if v is None else v[args[0]]
+
+    def _dead_host_buffer(self, st: Storage) -> np.ndarray | None:
+        """The buffer of `st`'s current version, made writeable, when it may be written in
+        place now (the short paths above): a host backend, no `jit` tracing, the version
+        computed and observed by nothing else (`version_is_dead`; this array's own memo of
+        the version, no reader, dropped first). Else None."""
+        if _options().backend not in _HOST_BACKENDS or _JIT_TRACING() is not None:
             return None
         node = st.node
         v = node._host
         if v is None or node.op != "buffer":
             return None
-        self._vnode = None  # (this view's own memo of the version is no reader of it)
+        self._vnode = None
         if not version_is_dead(node, v):
             return None
         if not v.flags.writeable:  # (read-only again once `Node.value` hands it out)
             v.flags.writeable = True
-        return v[args[0]]
+        return v
 
     def _region_write(self, key, value) -> bool:
         """The eager tier's write into a small region of a computed array of any size:

@@ -7,8 +7,9 @@ calling thread (`compile="now"`) in a fresh process with an empty cache.
 
 Per program one child process; per kernel its compile seconds, its source size, and which
 functions were compiled (parallel, serial). The process's one-time start (Numba's import and
-its first compile) is taken by a small kernel of its own first and reported apart. The last lines give the median and the worst
-over all kernels, and the same for the parallel and the serial ones.
+its first compile) is taken by a small kernel of its own first and reported apart. The last
+lines give the median and the worst over all kernels, and the same for the parallel and the
+serial ones.
 """
 
 from __future__ import annotations

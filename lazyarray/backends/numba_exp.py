@@ -208,7 +208,8 @@ def _expm1_sum(vc):
     return sm, se + ae + scale * ql, k
 
 
-@overload(expm1, inline="always", jit_options=HELPER)  # into its one compiled form (numba_scalar, `_inlined_by_llvm`)
+# (into its one compiled form: numba_scalar, `_inlined_by_llvm`)
+@overload(expm1, inline="always", jit_options=HELPER)
 def _expm1(x):
     if not float_arg(x):
         return lambda x: np.expm1(x)

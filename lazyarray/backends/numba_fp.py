@@ -37,6 +37,7 @@ SCALEF = _has_avx512()
 # them, every helper specialization cost a kernel's compile tens of milliseconds more
 HELPER = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
+
 @intrinsic
 def bits_as_float64(typingctx, bits):
     """The float64 whose IEEE bits are the int64 `bits` (a register move, vectorizable)."""

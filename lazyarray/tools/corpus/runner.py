@@ -5,20 +5,21 @@ Run it as ``python -m lazyarray.tools.corpus``::
     python -m lazyarray.tools.corpus                        # every program at 64K and 4M
     python -m lazyarray.tools.corpus --programs heat2d,syrk --sizes 64K --repeat 9
     python -m lazyarray.tools.corpus --sizes test --json corpus.json
+    python -m lazyarray.tools.corpus --programs syrk --sizes 64K --repeat 11 --best
 
 For each program and size, in one process: the inputs are made once (NumPy arrays); NumPy
 runs the program first (its answer is the reference); lazyarray's first run is timed on
 its own (it builds the graphs and runs on the interpreter what the kernel cache does not
 hold yet, while a worker process compiles it; `lazyarray.wait_compiles` then waits for
 those kernels and loads them); then
-NumPy and lazyarray run alternately, the one to start swapping every repeat, and the
-medians of these warm runs are reported. Every lazyarray run ends with ``numpy.asarray``
-of each output, so the work really happens. The answers of the first and the last
-lazyarray run are compared with NumPy's: the same dtype and shape, equal values for
-integer and boolean outputs, and for floating-point ones ``assert_allclose`` with
+NumPy and lazyarray run alternately, the one to start swapping every repeat, and the medians
+of these warm runs are reported (with ``--best``, the best of them). Every lazyarray run
+ends with ``numpy.asarray`` of each output, so the work really happens. The answers of the
+first and the last lazyarray run are compared with NumPy's: the same dtype and shape, equal
+values for integer and boolean outputs, and for floating-point ones ``assert_allclose`` with
 ``rtol=1e-10`` and ``atol=1e-12`` times the largest magnitude of NumPy's output (a sum in
-another order differs in its last bits, which an element near zero shows as a large
-relative error).
+another order differs in its last bits, which an element near zero shows as a large relative
+error).
 
 A lazyarray run still going after ``--time-limit`` seconds (default 120) is stopped (a
 ``SIGALRM`` raises in the main thread) and the row says ``TIMEOUT``; the table goes on.
@@ -180,10 +181,11 @@ def _error(exc: BaseException) -> str:
 
 
 def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT,
-             together: bool = False) -> Row:
+             together: bool = False, stat=statistics.median) -> Row:
     """Time one program at one size and check lazyarray's answers against NumPy's. With
     `together`, also time the warm run with its outputs computed by one `lazyarray.evaluate`
-    before they are read (the table's runs read them one at a time, as a caller does)."""
+    before they are read (the table's runs read them one at a time, as a caller does).
+    `stat` makes one time of the warm runs (the median; `min` for the best)."""
     name = module.__name__.rsplit(".", 1)[1]
     row = Row(name, size)
     inputs = module.make(module.SIZES[size], SEED)
@@ -241,11 +243,11 @@ def run_case(module, size: str, repeat: int, limit: float = TIME_LIMIT,
         problem = problem or compare(last, ref)
     row.numpy_samples_ms = [s * 1e3 for s in samples["numpy"]]
     row.lazyarray_samples_ms = [s * 1e3 for s in samples["lazyarray"]]
-    row.numpy_ms = statistics.median(row.numpy_samples_ms)
-    row.warm_ms = statistics.median(row.lazyarray_samples_ms)
+    row.numpy_ms = stat(row.numpy_samples_ms)
+    row.warm_ms = stat(row.lazyarray_samples_ms)
     row.ratio = row.numpy_ms / row.warm_ms if row.warm_ms else None
     if together:
-        row.together_ms = statistics.median(samples["together"]) * 1e3
+        row.together_ms = stat(samples["together"]) * 1e3
     row.correct = "ok" if problem is None else "DIFFERS"
     row.note = problem or ""
     return row
@@ -297,7 +299,8 @@ def format_table(rows: list[Row]) -> str:
 
 
 def run_table(programs: list[str], sizes: list[str], repeat: int, progress: bool = True,
-              limit: float = TIME_LIMIT, together: bool = False) -> list[Row]:
+              limit: float = TIME_LIMIT, together: bool = False,
+              stat=statistics.median) -> list[Row]:
     """Every program at every size it has (a program without a size is left out)."""
     rows = []
     t0 = time.perf_counter()
@@ -309,7 +312,7 @@ def run_table(programs: list[str], sizes: list[str], repeat: int, progress: bool
             if progress:
                 sys.stderr.write(f"  {time.perf_counter() - t0:6.1f} s  {name} {size} ...\n")
                 sys.stderr.flush()
-            rows.append(run_case(module, size, repeat, limit, together))
+            rows.append(run_case(module, size, repeat, limit, together, stat))
             gc.collect()
     return rows
 
@@ -336,6 +339,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                    "(64K, 4M, test; default 64K,4M)")
     p.add_argument("--repeat", type=int, default=5,
                    help="warm runs of each engine, alternated (default 5)")
+    p.add_argument("--best", action="store_true",
+                   help="report the best of the warm runs, not their median (steadier for "
+                        "comparing two trees: the best of 11 moves 1-2 %%, the median of 5 "
+                        "about 5 %%)")
     p.add_argument("--time-limit", type=float, default=TIME_LIMIT, metavar="S",
                    help="stop a lazyarray run after S seconds and report TIMEOUT "
                         f"(default {TIME_LIMIT:g}; 0: no limit)")
@@ -369,11 +376,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     info = _machine()
     print(f"corpus: {len(opts.programs)} programs, sizes {','.join(opts.sizes)}, "
-          f"{opts.repeat} warm runs each; numpy {info['numpy']}, lazyarray {info['lazyarray']}, "
+          f"{'best of ' * opts.best}{opts.repeat} warm runs each; numpy {info['numpy']}, "
+          f"lazyarray {info['lazyarray']}, "
           f"{info['cpu_count']} CPUs, load {info.get('loadavg', ['?'])[0]}")
     t0 = time.perf_counter()
     rows = run_table(opts.programs, opts.sizes, opts.repeat, progress=not opts.quiet,
-                     limit=opts.time_limit, together=opts.together)
+                     limit=opts.time_limit, together=opts.together,
+                     stat=min if opts.best else statistics.median)
     print(format_table(rows))
     try:
         info["loadavg_end"] = list(os.getloadavg())
