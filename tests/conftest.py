@@ -148,6 +148,10 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
     import sys
 
     sys.setswitchinterval(5e-5)
+    if os.environ.get("LAZYARRAY_SIM_POLLING") != "1":  # (=1: the simulator's own polling)
+        from sim_barrier import install
+
+        install()  # its threads meet at a blocking barrier, not a polling loop
 MODES = {
     "interp": dict(backend="numpy"),
     "compiled": dict(backend=COMPILED_BACKEND, eager_threshold=0),
