@@ -280,3 +280,44 @@ def test_the_long_chain_rules_never_need_the_fallback_on_time_loops():
         assert fusion._acyclic(groups) and moves
         again, _ = fusion._assign(module, users, walk, move=moves)
         assert fusion._acyclic(again)
+
+
+def _particle_push(steps):
+    """The corpus's `particles` push (bilinear gathers of two fields at wrapped cell
+    indices, a kick, a drift, a periodic wrap) on lazy inputs, and the same on NumPy's."""
+    from lazyarray.tools.corpus import particles
+
+    inputs = particles.make(dict(particles=3000, grid=16, steps=steps), 0)
+    with la.options(eager_threshold=0):
+        lazy = [la.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs]
+        outs = particles.run(la, *lazy)[:4]
+        module, args = module_of(*outs)
+    return run_pipeline(module), args, particles.run(np, *inputs)[:4]
+
+
+def _roots(fusion):
+    return [fusion.value.instrs[o] for o in fusion.value.outputs]
+
+
+def test_a_particle_push_is_one_kernel():
+    """One step: the x and y updates (merged siblings) read the same wrapped cell indices and
+    weights, stored by kernels of their own until those became one kernel's reads; now they
+    are computed in it (`absorb_shared`): one kernel, nothing stored but the four results."""
+    fused, args, want = _particle_push(1)
+    fusions = [i for i in fused.instrs if i.opcode == "fusion"]
+    assert len(fusions) == 1 and len(fusions[0].value.outputs) == 4
+    for g, w in zip(interpret(fused, args), want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_particle_steps_store_their_carried_values_not_their_gathers():
+    """Five steps are longer than one kernel. Each step's kicked velocities and wrapped
+    positions cross the cuts; the gathered field values are computed where they are read
+    (before: kernels storing eight gathered arrays a step, and the cell indices)."""
+    fused, args, want = _particle_push(5)
+    fusions = [i for i in fused.instrs if i.opcode == "fusion"]
+    stored = [r.opcode for f in fusions for r in _roots(f)]
+    assert "gather" not in stored and len(stored) <= 5 * 4, stored
+    assert sum(i.opcode == "gather" for f in fusions for i in f.value.instrs) == 5 * 8
+    for g, w in zip(interpret(fused, args), want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

@@ -9,11 +9,18 @@ The loop-heavy corpus programs (docs/corpus.md) are these statements run thousan
 times; their ratio to NumPy is, to a few percent, this table's. Each loop runs twice before
 it is timed (the eager tier's paths warm, nothing left to compile); the best of `--repeat`
 runs is divided by the loop's trip count.
+
+The third column is a floor: the same statements on NumPy arrays held by the thinnest
+wrapper a Python library can be (`Thin`: indexing, item assignment and the operators
+forwarded to NumPy, and nothing else: no laziness, no checks). Whatever a library adds per
+statement in Python, it pays at least this; `NumPy / thin` is the best ratio to NumPy any
+design that runs each statement of the loop through Python-level calls can reach.
 """
 
 from __future__ import annotations
 
 import argparse
+import operator
 import time
 
 import numpy
@@ -42,6 +49,47 @@ STATEMENTS = {
 }
 
 
+class Thin:
+    """A NumPy array behind the least a Python wrapper can do: each operation forwarded."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+    def __getitem__(self, key):
+        return Thin(self.a[key])
+
+    def __setitem__(self, key, value):
+        self.a[key] = value.a if type(value) is Thin else value
+
+
+def _forward(op, in_place: bool = False):
+    if in_place:
+        def method(self, other):
+            op(self.a, other.a if type(other) is Thin else other)
+            return self
+        return method, None
+    return (lambda self, other: Thin(op(self.a, other.a if type(other) is Thin else other)),
+            lambda self, other: Thin(op(other.a if type(other) is Thin else other, self.a)))
+
+
+for _name in ("add", "sub", "mul", "truediv", "matmul"):
+    _m, _r = _forward(getattr(operator, _name))
+    setattr(Thin, f"__{_name}__", _m)
+    setattr(Thin, f"__r{_name}__", _r)
+for _name in ("iadd", "isub", "imul"):
+    setattr(Thin, f"__{_name}__", _forward(getattr(operator, _name), True)[0])
+
+
+class ThinNamespace:
+    """The functions the statements call, on `Thin` arrays."""
+
+    array = staticmethod(lambda v: Thin(numpy.array(v)))
+    dot = staticmethod(lambda a, b: Thin(numpy.dot(a.a, b.a)))
+    sum = staticmethod(lambda a: Thin(numpy.sum(a.a)))
+
+
 def _names(np) -> dict:
     """The arrays the statements read and write, made with `np` from the same values."""
     rng = numpy.random.default_rng(0)
@@ -53,7 +101,7 @@ def _names(np) -> dict:
                   qa=q.copy(), r=numpy.zeros((128, 128)), cc=rng.random((256, 256)),
                   ak=rng.random((256, 16)), low=low, rhs=rng.random((256, 64)),
                   x=numpy.zeros((256, 64)), d=rng.random((1024, 64)), cov=numpy.zeros((64, 64)))
-    names = {k: np.array(v) for k, v in values.items()}
+    names = {k: np.array(v) for k, v in values.items()}  # (ThinNamespace.array wraps)
     names.update(np=np, i=5, j=2, k=3)
     return names
 
@@ -80,12 +128,15 @@ def main(argv=None) -> int:
     p.add_argument("--statements", default=",".join(STATEMENTS))
     p.add_argument("--repeat", type=int, default=15)
     a = p.parse_args(argv)
-    print("| statement | NumPy us | lazyarray us | lazyarray / NumPy |")
-    print("|---|---:|---:|---:|")
+    print("| statement | NumPy us | lazyarray us | thinnest wrapper us | lazyarray / NumPy "
+          "| NumPy / thin | NumPy / lazyarray |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name in a.statements.split(","):
         t_np = per_statement(numpy, name, a.repeat)
         t_la = per_statement(lazyarray, name, a.repeat)
-        print(f"| {name} | {t_np:.2f} | {t_la:.2f} | {t_la / t_np:.2f} |")
+        t_thin = per_statement(ThinNamespace, name, a.repeat)
+        print(f"| {name} | {t_np:.2f} | {t_la:.2f} | {t_thin:.2f} | {t_la / t_np:.2f} "
+              f"| {t_np / t_thin:.2f} | {t_np / t_la:.2f} |")
     return 0
 
 

@@ -107,7 +107,10 @@ def assign_groups(m: Module) -> list[Group]:
         again, _ = _assign(m, users, walk, move=moves)
         if _acyclic(again):
             return again
-    return groups if _acyclic(groups) else _assign(m, users, None)[0]
+    if _acyclic(groups):
+        return groups
+    apart, _ = _assign(m, users, walk, homes_join=False)  # each stored value a group
+    return apart if _acyclic(apart) else _assign(m, users, None)[0]
 
 
 def _acyclic(groups: list[Group]) -> bool:
@@ -130,7 +133,8 @@ def _acyclic(groups: list[Group]) -> bool:
     return taken == len(groups)
 
 
-def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[Group], set[int]]:
+def _assign(m: Module, users, walk, move: set[int] | None = None,
+            homes_join: bool = True) -> tuple[list[Group], set[int]]:
     """Groups by the greedy walk; with `walk` (the order, the expensive cones: see
     `assign_groups`) the rules for long chains too (`spill`), else from the last
     instruction, each value a cut crosses a group of its own. Also the members to move in
@@ -186,7 +190,7 @@ def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[
                                       and m.instrs[u].operands[0] == i for u in users[i]) else
                       "library" if viewed or not ugroups else "max_size")
             if reason == "max_size" and spill:
-                k = home.get(ins.shape)
+                k = home.get(ins.shape) if homes_join else None
                 if k is not None and len(groups[k].members) < MAX_FUSION and all(
                         g == k or len(groups[g].members) >= MAX_FUSION for g in ugroups):
                     # another value crossing the cut of a long chain: a root of the group
@@ -204,7 +208,7 @@ def _assign(m: Module, users, walk, move: set[int] | None = None) -> tuple[list[
             # computed once and stored: several kernels read it and its cone holds an
             # expensive op (each would recompute the op, or the op would be stored: every
             # one of a time loop's exps), or it was moved here (`_moves`)
-            k = home.get(ins.shape)
+            k = home.get(ins.shape) if homes_join else None
             if k is None or len(groups[k].members) >= MAX_FUSION:
                 home[ins.shape] = len(groups)
                 homes.add(len(groups))
@@ -261,6 +265,12 @@ def _reads_leaves(m: Module, ins: Instr) -> bool:
         m.instrs[_base(m, o)].opcode in SOURCES for o in ins.operands)
 
 
+def _in_loop(ins: Instr) -> bool:
+    """Is `ins` computed element by element inside a loop fusion? (Elementwise ops, and a
+    gather: its table is a buffer, its indices are read at the element.)"""
+    return ins.is_elementwise or ins.opcode == "gather"
+
+
 def _by_height(m: Module, users) -> list[int]:
     """The instructions, every user before what it reads, lowest first by height: the
     longest path to a value nobody reads through elementwise users only (a reduction or a
@@ -272,7 +282,8 @@ def _by_height(m: Module, users) -> list[int]:
     n = len(m.instrs)
     height = [0] * n
     for i in range(n - 1, -1, -1):
-        up = [height[u] for u in users[i] if m.instrs[u].is_elementwise]
+        up = [height[u] for u in users[i] if m.instrs[u].is_elementwise or (
+            m.instrs[u].opcode == "gather" and m.instrs[u].operands[0] != i)]
         height[i] = 1 + max(up) if up else 0
     waiting = [len(set(users[i])) for i in range(n)]
     ready = [(height[i], -i) for i in range(n) if not waiting[i]]
@@ -299,10 +310,10 @@ def _expensive_cones(m: Module) -> list[frozenset[int]]:
     cones: list[frozenset[int]] = []
     empty: frozenset[int] = frozenset()
     for ins in m.instrs:
-        if not ins.is_elementwise or ins.opcode in SOURCES or ins.opcode in MOVEMENT:
+        if not _in_loop(ins) or ins.opcode in SOURCES or ins.opcode in MOVEMENT:
             cones.append(empty)
             continue
-        inner = [o for o in ins.operands if m.instrs[o].is_elementwise
+        inner = [o for o in ins.operands[ins.opcode == "gather":] if _in_loop(m.instrs[o])
                  and m.instrs[o].opcode not in SOURCES and m.instrs[o].opcode not in MOVEMENT]
         full = next((cones[o] for o in inner if len(cones[o]) >= CONE_CAP), None)
         if full is not None:  # (shared, not copied: a long chain holds one set past the cap)
@@ -338,15 +349,17 @@ def _reaches(groups: list[Group], a: int, b: int) -> bool:
 
 def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
     """Independent fusions over one iteration space that share an input become one."""
-    alive = [True] * len(groups)
+    alive = [g is not None for g in groups]
     for a in range(len(groups)):
         if (not alive[a] or groups[a].kind == "update"
                 or m.instrs[groups[a].roots[0]].opcode in ("argreduce", "scan")):
             continue
         for b in range(a + 1, len(groups)):
+            if not alive[b]:
+                continue
             ga, gb = groups[a], groups[b]
             shared = {x for x in ga.bases & gb.bases if m.instrs[x].opcode != "constant"}
-            if (not alive[b] or ga.kind != gb.kind or ga.space(m) != gb.space(m)
+            if (ga.kind != gb.kind or ga.space(m) != gb.space(m)
                     or not shared or _reaches(groups, a, b)
                     or _reaches(groups, b, a)):
                 continue
@@ -357,11 +370,48 @@ def merge_siblings(m: Module, groups: list[Group]) -> list[Group]:
             ga.deps |= gb.deps
             alive[b] = False
             for g in groups:  # whoever read b now reads a
-                if b in g.deps:
+                if g is not None and b in g.deps:
                     g.deps.discard(b)
                     g.deps.add(a)
             ga.deps.discard(a)
     return [g if alive[k] else None for k, g in enumerate(groups)]
+
+
+def absorb_shared(m: Module, groups: list[Group | None]) -> list[Group | None]:
+    """A group stored because several kernels read it ("shared") whose readers are one
+    kernel now (siblings merged: a particle push's x and y updates, which each read the
+    wrapped cell indices) is computed inside that kernel instead of stored: each value is
+    still computed once, and its buffer is neither written nor read back. Only between
+    loops over one iteration space, each value read element by element (an index of a
+    gather counts: it is read at the element), within MAX_FUSION."""
+    users = None
+    changed = True
+    while changed:
+        changed = False
+        for k, s in enumerate(groups):
+            if s is None or s.kind != "loop" or s.reason != "shared":
+                continue
+            roots = set(s.roots)
+            readers = {j for j, g in enumerate(groups)
+                       if g is not None and j != k and roots & g.bases}
+            if len(readers) != 1:
+                continue
+            j = readers.pop()
+            g = groups[j]
+            if g.kind != "loop" or g.space(m) != s.space(m) or roots & set(m.outputs) \
+                    or len(g.members | s.members) > MAX_FUSION:
+                continue
+            users = users or m.users()
+            if not all((u in g.members or u in s.members) and (m.instrs[u].is_elementwise or (
+                    m.instrs[u].opcode == "gather" and m.instrs[u].operands[0] != r))
+                       for r in roots for u in users[r]):
+                continue
+            g.members |= s.members
+            g.bases = (g.bases - roots) | s.bases
+            g.deps = (g.deps | s.deps) - {k}
+            groups[k] = None
+            changed = True
+    return groups
 
 
 def _epilogue_of(m: Module, groups: list[Group | None], k: int) -> int | None:
@@ -487,7 +537,13 @@ def _fused_computation(m: Module, g: Group) -> tuple[Module, list[int]]:
 
 def fuse(m: Module) -> Module:
     """Module of parameters, constants, fusions (+ get-tuple-element) and output views."""
-    groups = merge_epilogues(m, merge_siblings(m, assign_groups(m)))
+    groups = assign_groups(m)
+    while True:
+        n = sum(g is not None for g in groups)
+        groups = absorb_shared(m, merge_siblings(m, groups))
+        if sum(g is not None for g in groups) == n:
+            break
+    groups = merge_epilogues(m, groups)
     b = Builder()
     new: dict[int, int] = {}
 

@@ -7,14 +7,14 @@ import os
 
 import numpy as np
 import pytest
-from numba import cuda
+from numba import cuda, float64
 
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 
 @cuda.jit
 def _reverse_in_blocks(x, out):
-    buf = cuda.shared.array(64, dtype=np.float64)
+    buf = cuda.shared.array(64, dtype=float64)
     t = cuda.threadIdx.x
     i = cuda.blockIdx.x * cuda.blockDim.x + t
     buf[t] = x[i]
@@ -24,7 +24,7 @@ def _reverse_in_blocks(x, out):
 
 @cuda.jit
 def _tree_sum(x, out):
-    buf = cuda.shared.array(64, dtype=np.float64)
+    buf = cuda.shared.array(64, dtype=float64)
     t = cuda.threadIdx.x
     buf[t] = x[cuda.blockIdx.x * cuda.blockDim.x + t]
     cuda.syncthreads()
@@ -40,7 +40,7 @@ def _tree_sum(x, out):
 
 @cuda.jit
 def _half_return_early(x, out):
-    buf = cuda.shared.array(64, dtype=np.float64)
+    buf = cuda.shared.array(64, dtype=float64)
     t = cuda.threadIdx.x
     if t % 2:  # odd threads are done before any barrier
         out[t] = -1.0
