@@ -64,14 +64,17 @@ class Thin:
         self.a[key] = value.a if type(value) is Thin else value
 
 
-def _forward(op, in_place: bool = False):
-    if in_place:
-        def method(self, other):
-            op(self.a, other.a if type(other) is Thin else other)
-            return self
-        return method, None
+def _forward(op):
+    """`Thin`'s operator and reflected operator over NumPy's `op`."""
     return (lambda self, other: Thin(op(self.a, other.a if type(other) is Thin else other)),
             lambda self, other: Thin(op(other.a if type(other) is Thin else other, self.a)))
+
+
+def _forward_in_place(op):
+    def method(self, other):
+        op(self.a, other.a if type(other) is Thin else other)
+        return self
+    return method
 
 
 for _name in ("add", "sub", "mul", "truediv", "matmul"):
@@ -79,7 +82,7 @@ for _name in ("add", "sub", "mul", "truediv", "matmul"):
     setattr(Thin, f"__{_name}__", _m)
     setattr(Thin, f"__r{_name}__", _r)
 for _name in ("iadd", "isub", "imul"):
-    setattr(Thin, f"__{_name}__", _forward(getattr(operator, _name), True)[0])
+    setattr(Thin, f"__{_name}__", _forward_in_place(getattr(operator, _name)))
 
 
 class ThinNamespace:

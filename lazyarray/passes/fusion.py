@@ -271,6 +271,13 @@ def _in_loop(ins: Instr) -> bool:
     return ins.is_elementwise or ins.opcode == "gather"
 
 
+def _reads_at_element(m: Module, u: int, i: int) -> bool:
+    """Does instruction u read i at the element it computes (an elementwise operand, or a
+    gather's index; not a gather's table)?"""
+    user = m.instrs[u]
+    return user.is_elementwise or user.opcode == "gather" and user.operands[0] != i
+
+
 def _by_height(m: Module, users) -> list[int]:
     """The instructions, every user before what it reads, lowest first by height: the
     longest path to a value nobody reads through elementwise users only (a reduction or a
@@ -282,8 +289,7 @@ def _by_height(m: Module, users) -> list[int]:
     n = len(m.instrs)
     height = [0] * n
     for i in range(n - 1, -1, -1):
-        up = [height[u] for u in users[i] if m.instrs[u].is_elementwise or (
-            m.instrs[u].opcode == "gather" and m.instrs[u].operands[0] != i)]
+        up = [height[u] for u in users[i] if _reads_at_element(m, u, i)]
         height[i] = 1 + max(up) if up else 0
     waiting = [len(set(users[i])) for i in range(n)]
     ready = [(height[i], -i) for i in range(n) if not waiting[i]]
@@ -313,7 +319,8 @@ def _expensive_cones(m: Module) -> list[frozenset[int]]:
         if not _in_loop(ins) or ins.opcode in SOURCES or ins.opcode in MOVEMENT:
             cones.append(empty)
             continue
-        inner = [o for o in ins.operands[ins.opcode == "gather":] if _in_loop(m.instrs[o])
+        read = ins.operands[1:] if ins.opcode == "gather" else ins.operands  # (not a table)
+        inner = [o for o in read if _in_loop(m.instrs[o])
                  and m.instrs[o].opcode not in SOURCES and m.instrs[o].opcode not in MOVEMENT]
         full = next((cones[o] for o in inner if len(cones[o]) >= CONE_CAP), None)
         if full is not None:  # (shared, not copied: a long chain holds one set past the cap)
@@ -384,7 +391,7 @@ def absorb_shared(m: Module, groups: list[Group | None]) -> list[Group | None]:
     still computed once, and its buffer is neither written nor read back. Only between
     loops over one iteration space, each value read element by element (an index of a
     gather counts: it is read at the element), within MAX_FUSION."""
-    users = None
+    users, outputs = None, set(m.outputs)
     changed = True
     while changed:
         changed = False
@@ -398,12 +405,11 @@ def absorb_shared(m: Module, groups: list[Group | None]) -> list[Group | None]:
                 continue
             j = readers.pop()
             g = groups[j]
-            if g.kind != "loop" or g.space(m) != s.space(m) or roots & set(m.outputs) \
+            if g.kind != "loop" or g.space(m) != s.space(m) or roots & outputs \
                     or len(g.members | s.members) > MAX_FUSION:
                 continue
             users = users or m.users()
-            if not all((u in g.members or u in s.members) and (m.instrs[u].is_elementwise or (
-                    m.instrs[u].opcode == "gather" and m.instrs[u].operands[0] != r))
+            if not all((u in g.members or u in s.members) and _reads_at_element(m, u, r)
                        for r in roots for u in users[r]):
                 continue
             g.members |= s.members
